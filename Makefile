@@ -1,0 +1,43 @@
+# The two commands of the README: `make run` and `make test`. Both install what is
+# missing first (scripts/setup.sh) and are quiet when everything is in place.
+# CARGO_TARGET_DIR is honoured (CI keeps one under ~/.cache).
+
+CARGO ?= cargo
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+
+.PHONY: run test setup setup-test app models check-core-gui-free test-rust test-ui test-e2e bench clean-models
+
+run: setup app
+	$(TARGET_DIR)/debug/tandem-app
+
+test: setup-test check-core-gui-free test-ui test-rust test-e2e
+
+setup:
+	@scripts/setup.sh run
+
+setup-test:
+	@scripts/setup.sh test
+
+app:
+	$(CARGO) build -q -p tandem-app
+
+models:
+	$(CARGO) run -q -p tandem-cli -- models fetch
+
+# The core must never depend on tauri (it is hosted by the CLI and tested headless).
+check-core-gui-free:
+	@if $(CARGO) tree -q -p tandem-core -e normal | grep -q ' tauri'; then \
+	  echo "tandem-core depends on tauri" >&2; exit 1; fi
+
+test-ui:
+	@cd ui && npx vitest run --silent
+
+test-rust:
+	$(CARGO) test -q --workspace
+
+# The real window under Xvfb, driven over WebDriver: a question in, a streamed local answer out.
+test-e2e:
+	@python3 tests/e2e/window.py "$(abspath $(TARGET_DIR))/debug/tandem-app"
+
+bench:
+	@bench/local_engine.sh

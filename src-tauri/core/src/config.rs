@@ -1,0 +1,85 @@
+//! Where Tandem keeps its files, and the user's settings. A raw serde struct with
+//! optional fields is validated once into `Settings` with defaults.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable that points at the models directory (weights + manifest).
+pub const MODELS_DIR_ENV: &str = "TANDEM_MODELS_DIR";
+/// Environment variable that overrides the default local model by name.
+pub const MODEL_ENV: &str = "TANDEM_MODEL";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RawConfig {
+    pub models_dir: Option<PathBuf>,
+    pub model: Option<String>,
+    pub threads: Option<usize>,
+    pub dtype: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub models_dir: PathBuf,
+    /// `None`: the manifest's default (or the hardware recommendation).
+    pub model: Option<String>,
+    /// `None`: from the hardware recommendation.
+    pub threads: Option<usize>,
+    pub dtype: crate::local::ActivationDType,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown activation dtype {0:?} (expected auto, f32 or f16)")]
+    BadDType(String),
+    #[error("threads must be at least 1")]
+    BadThreads,
+}
+
+impl crate::ErrorCode for ConfigError {
+    fn code(&self) -> &'static str {
+        match self {
+            ConfigError::BadDType(_) => "config.bad_dtype",
+            ConfigError::BadThreads => "config.bad_threads",
+        }
+    }
+}
+
+impl RawConfig {
+    /// Environment overrides on top of nothing (a config file arrives with later work).
+    pub fn from_env() -> Self {
+        Self {
+            models_dir: std::env::var_os(MODELS_DIR_ENV).map(PathBuf::from),
+            model: std::env::var(MODEL_ENV).ok().filter(|s| !s.is_empty()),
+            threads: std::env::var("TANDEM_THREADS").ok().and_then(|s| s.parse().ok()),
+            dtype: std::env::var("TANDEM_DTYPE").ok(),
+        }
+    }
+
+    pub fn validate(self) -> Result<Settings, ConfigError> {
+        let dtype = match self.dtype.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("") | Some("auto") => crate::local::ActivationDType::Auto,
+            Some("f32") => crate::local::ActivationDType::F32,
+            Some("f16") => crate::local::ActivationDType::F16,
+            Some(other) => return Err(ConfigError::BadDType(other.to_string())),
+        };
+        if self.threads == Some(0) {
+            return Err(ConfigError::BadThreads);
+        }
+        Ok(Settings {
+            models_dir: self.models_dir.unwrap_or_else(default_models_dir),
+            model: self.model,
+            threads: self.threads,
+            dtype,
+        })
+    }
+}
+
+/// `./models` when run from a checkout (it holds models.toml), else the user's data dir.
+pub fn default_models_dir() -> PathBuf {
+    let here = Path::new("models");
+    if here.join("models.toml").is_file() {
+        return here.to_path_buf();
+    }
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("tandem").join("models")
+}

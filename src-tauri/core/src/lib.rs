@@ -1,0 +1,12 @@
+//! tandem-core: everything in Tandem that thinks, with no GUI. Hosted by the desktop
+//! app (src-tauri) and the `tandem` CLI; both only translate between their users and
+//! the types here.
+
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod hardware;
+pub mod local;
+pub mod models;
+
+pub use error::ErrorCode;

@@ -1,0 +1,319 @@
+//! `MistralEngine`: one thread with its own tokio runtime owns the mistral.rs model
+//! (loading is long, blocking CPU work and must stay off the host's async workers).
+//! Requests arrive over a bounded channel and run one at a time; tokens go back over
+//! a per-request channel, and a dropped receiver stops the generation.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mistralrs::core::{
+    AutoDeviceMapParams, DefaultSchedulerMethod, DeviceMapSetting, GGUFLoaderBuilder, GGUFSpecificConfig,
+    MistralRsBuilder, SchedulerConfig, TokenSource,
+};
+use mistralrs::{Device, ModelDType, RequestBuilder, Response, TextMessageRole};
+use tokio::sync::{mpsc, oneshot};
+
+use super::metrics::Timer;
+use super::{ActivationDType, GenerateRequest, LoadedModel, LocalEngine, LocalError, Role, StreamEvent, TokenStream};
+use crate::events::{Event, EventBus};
+use crate::models::gguf;
+
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub name: String,
+    pub path: PathBuf,
+    /// `None`: leave candle's thread pool at its default (all logical CPUs).
+    pub threads: Option<usize>,
+    pub dtype: ActivationDType,
+    /// Requests waiting beyond the running one; more are refused with `QueueFull`.
+    pub queue: usize,
+    /// Run on the CPU even when a GPU backend is compiled in.
+    pub force_cpu: bool,
+}
+
+impl EngineOptions {
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        Self { name: name.into(), path: path.into(), threads: None, dtype: ActivationDType::Auto, queue: 8, force_cpu: false }
+    }
+}
+
+struct Job {
+    request: GenerateRequest,
+    reply: mpsc::Sender<Result<StreamEvent, LocalError>>,
+}
+
+pub struct MistralEngine {
+    jobs: mpsc::Sender<Job>,
+    queue: usize,
+    info: LoadedModel,
+}
+
+impl MistralEngine {
+    /// Check the file, then load it on the engine thread. Emits load events.
+    pub async fn load(opts: EngineOptions, events: EventBus) -> Result<Self, LocalError> {
+        let name = opts.name.clone();
+        let shown = opts.path.display().to_string();
+        let bytes = std::fs::metadata(&opts.path).map(|m| m.len()).unwrap_or(0);
+        events.emit(Event::ModelLoadStarted { model: name.clone(), path: shown.clone(), bytes });
+        let fail = |e: LocalError, events: &EventBus| {
+            use crate::ErrorCode;
+            events.emit(Event::ModelLoadFailed { model: name.clone(), code: e.code().into(), message: e.to_string() });
+            e
+        };
+
+        events.emit(Event::ModelLoadPhase { model: name.clone(), phase: "checking file".into() });
+        let path = opts.path.clone();
+        let info = tokio::task::spawn_blocking(move || gguf::inspect(&path))
+            .await
+            .map_err(|e| LocalError::Load(e.to_string()))
+            .and_then(|r| r.map_err(LocalError::from))
+            .map_err(|e| fail(e, &events))?;
+
+        if let Some(n) = opts.threads {
+            configure_threads(n);
+        }
+        events.emit(Event::ModelLoadPhase { model: name.clone(), phase: "loading weights".into() });
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let (jobs_tx, jobs_rx) = mpsc::channel::<Job>(opts.queue.max(1));
+        let thread_opts = opts.clone();
+        std::thread::Builder::new()
+            .name("tandem-local-engine".into())
+            .spawn(move || engine_thread(thread_opts, ready_tx, jobs_rx))
+            .map_err(|e| fail(LocalError::Load(format!("cannot start engine thread: {e}")), &events))?;
+        let (device, dtype, load_seconds) = ready_rx
+            .await
+            .map_err(|_| LocalError::Load("engine thread ended while loading".into()))
+            .and_then(|r| r)
+            .map_err(|e| fail(e, &events))?;
+        tracing::info!(model = %name, seconds = load_seconds, %device, %dtype, "local model loaded");
+        events.emit(Event::ModelLoaded { model: name.clone(), seconds: load_seconds });
+        let threads = opts.threads.unwrap_or_else(candle_core::utils::get_num_threads);
+        Ok(Self {
+            jobs: jobs_tx,
+            queue: opts.queue.max(1),
+            info: LoadedModel {
+                name,
+                path: shown,
+                architecture: info.architecture,
+                device,
+                dtype,
+                threads,
+                load_seconds,
+            },
+        })
+    }
+}
+
+impl LocalEngine for MistralEngine {
+    fn generate(&self, request: GenerateRequest) -> Result<TokenStream, LocalError> {
+        if request.messages.is_empty() || request.messages.iter().all(|m| m.content.trim().is_empty()) {
+            return Err(LocalError::BadRequest("the prompt is empty".into()));
+        }
+        if request.max_tokens == 0 {
+            return Err(LocalError::BadRequest("max_tokens must be at least 1".into()));
+        }
+        // Small buffer: the engine runs ahead of a slow reader by a few tokens only.
+        let (tx, rx) = mpsc::channel(64);
+        self.jobs.try_send(Job { request, reply: tx }).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => LocalError::QueueFull(self.queue),
+            mpsc::error::TrySendError::Closed(_) => LocalError::Stopped,
+        })?;
+        Ok(TokenStream::new(rx))
+    }
+
+    fn model(&self) -> &LoadedModel {
+        &self.info
+    }
+}
+
+/// candle sizes its work split from RAYON_NUM_THREADS and runs on rayon's global
+/// pool; both must be set before the first tensor operation of the process.
+fn configure_threads(n: usize) {
+    let n = n.max(1);
+    // Edition 2021: set_var is safe to call; this runs before the engine thread exists.
+    std::env::set_var("RAYON_NUM_THREADS", n.to_string());
+    if rayon::ThreadPoolBuilder::new().num_threads(n).build_global().is_err() {
+        tracing::debug!("rayon pool already initialised; keeping its size");
+    }
+}
+
+type Ready = Result<(String, String, f64), LocalError>;
+
+fn engine_thread(opts: EngineOptions, ready: oneshot::Sender<Ready>, jobs: mpsc::Receiver<Job>) {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(LocalError::Load(format!("cannot start engine runtime: {e}"))));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let started = Instant::now();
+        // mistral.rs reports some loader failures by panicking; keep them inside this thread.
+        let built = tokio::spawn(build_model(opts.clone())).await;
+        let (model, device, dtype) = match built {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+            Err(join) => {
+                let _ = ready.send(Err(LocalError::Load(format!("the loader crashed: {}", panic_text(join)))));
+                return;
+            }
+        };
+        let _ = ready.send(Ok((device, dtype, started.elapsed().as_secs_f64())));
+        serve(model, jobs).await;
+    });
+}
+
+fn panic_text(e: tokio::task::JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into()),
+        Err(e) => e.to_string(),
+    }
+}
+
+async fn build_model(opts: EngineOptions) -> Result<(mistralrs::Model, String, String), LocalError> {
+    let load = |e: anyhow::Error| LocalError::Load(format!("{e:#}"));
+    let dir = opts.path.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| PathBuf::from("."));
+    let file = opts
+        .path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .ok_or_else(|| LocalError::Load("model path has no file name".into()))?;
+    let device = mistralrs::best_device(opts.force_cpu).map_err(|e| LocalError::Load(e.to_string()))?;
+    let dtype = match (opts.dtype, &device) {
+        (ActivationDType::F32, _) | (ActivationDType::Auto, Device::Cpu) => ModelDType::F32,
+        (ActivationDType::F16, _) => ModelDType::F16,
+        (ActivationDType::Auto, _) => ModelDType::Auto,
+    };
+    let device_name = match &device {
+        Device::Cpu => "cpu",
+        Device::Cuda(_) => "cuda",
+        Device::Metal(_) => "metal",
+    }
+    .to_string();
+    let dtype_name = format!("{dtype:?}").to_ascii_lowercase();
+
+    // No model id, no tokenizer id, no chat template path: tokenizer and template come
+    // from the GGUF itself and nothing is looked up on a hub.
+    let loader = GGUFLoaderBuilder::new(
+        None,
+        None,
+        dir.to_string_lossy().into_owned(),
+        vec![file],
+        GGUFSpecificConfig { topology: None },
+        false,
+        None,
+    )
+    .build();
+    let pipeline = loader
+        .load_model_from_hf(
+            None,
+            TokenSource::None,
+            &dtype,
+            &device,
+            true,
+            DeviceMapSetting::Auto(AutoDeviceMapParams::default_text()),
+            None,
+            None,
+        )
+        .map_err(load)?;
+    let scheduler = SchedulerConfig::DefaultScheduler {
+        method: DefaultSchedulerMethod::Fixed(NonZeroUsize::new(1).unwrap_or(NonZeroUsize::MIN)),
+    };
+    let runner: Arc<mistralrs::MistralRs> = MistralRsBuilder::new(pipeline, scheduler, false, None)
+        .with_no_prefix_cache(true)
+        .build()
+        .await;
+    Ok((mistralrs::Model::new(runner), device_name, dtype_name))
+}
+
+async fn serve(model: mistralrs::Model, mut jobs: mpsc::Receiver<Job>) {
+    while let Some(job) = jobs.recv().await {
+        if job.reply.is_closed() {
+            continue; // cancelled while queued
+        }
+        let result = run_one(&model, &job).await;
+        if let Err(e) = result {
+            let _ = job.reply.send(Err(e)).await;
+        }
+    }
+    tracing::debug!("local engine: all handles dropped, stopping");
+}
+
+async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> {
+    let req = &job.request;
+    let mut builder = RequestBuilder::new();
+    for m in &req.messages {
+        let role = match m.role {
+            Role::System => TextMessageRole::System,
+            Role::User => TextMessageRole::User,
+            Role::Assistant => TextMessageRole::Assistant,
+        };
+        builder = builder.add_message(role, &m.content);
+    }
+    builder = builder.set_sampler_max_len(req.max_tokens);
+    builder = match req.temperature {
+        Some(t) if t > 0.0 => builder.set_sampler_temperature(t),
+        _ => builder.set_deterministic_sampler(),
+    };
+
+    let mut timer = Timer::start();
+    let mut stream = model
+        .stream_chat_request(builder)
+        .await
+        .map_err(|e| LocalError::Generation(e.to_string()))?;
+    let mut usage = None;
+    let mut finish: Option<String> = None;
+    loop {
+        let next = tokio::select! {
+            r = stream.next() => r,
+            // The caller dropped its stream: stop reading, which drops mistral.rs's
+            // receiver and ends the sequence there.
+            _ = job.reply.closed() => return Ok(()),
+        };
+        let Some(resp) = next else { break };
+        match resp {
+            Response::Chunk(chunk) => {
+                if let Some(u) = chunk.usage {
+                    usage = Some(u);
+                }
+                for choice in chunk.choices {
+                    if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
+                        timer.piece();
+                        if job.reply.send(Ok(StreamEvent::Token { text })).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    if let Some(f) = choice.finish_reason {
+                        finish = Some(f);
+                    }
+                }
+                // The chunk that carries a finish reason is the last of the sequence.
+                if finish.is_some() {
+                    break;
+                }
+            }
+            Response::Done(done) => {
+                usage = Some(done.usage);
+                break;
+            }
+            Response::InternalError(e) | Response::ValidationError(e) => {
+                return Err(LocalError::Generation(e.to_string()));
+            }
+            Response::ModelError(msg, _) => return Err(LocalError::Generation(msg)),
+            _ => return Err(LocalError::Generation("unexpected response kind from the engine".into())),
+        }
+    }
+    let metrics = timer.finish(usage.as_ref().map(|u| u.prompt_tokens), usage.as_ref().map(|u| u.completion_tokens), finish.unwrap_or_else(|| "stop".into()));
+    let _ = job.reply.send(Ok(StreamEvent::Done { metrics })).await;
+    Ok(())
+}

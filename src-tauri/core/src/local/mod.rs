@@ -1,0 +1,184 @@
+//! The local engine: a quantized GGUF model running on this machine. The
+//! `LocalEngine` trait is the seam the rest of the core talks to; `MistralEngine`
+//! is the real implementation (an actor thread owning a mistral.rs model).
+
+mod metrics;
+mod mistral;
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+pub use metrics::GenerationMetrics;
+pub use mistral::{EngineOptions, MistralEngine};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivationDType {
+    /// F32 on CPU (measured faster than F16 there), the model's choice on GPUs.
+    #[default]
+    Auto,
+    F32,
+    F16,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: Role::User, content: content.into() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GenerateRequest {
+    pub messages: Vec<ChatMessage>,
+    pub max_tokens: usize,
+    /// `None`: greedy decoding (deterministic, what tests and benchmarks use).
+    pub temperature: Option<f64>,
+}
+
+impl GenerateRequest {
+    pub fn prompt(text: impl Into<String>) -> Self {
+        Self { messages: vec![ChatMessage::user(text)], max_tokens: 256, temperature: None }
+    }
+}
+
+/// What a stream yields: text pieces as they are decoded, then one `Done`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    Token { text: String },
+    Done { metrics: GenerationMetrics },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadedModel {
+    pub name: String,
+    pub path: String,
+    pub architecture: String,
+    pub device: String,
+    pub dtype: String,
+    pub threads: usize,
+    pub load_seconds: f64,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum LocalError {
+    #[error(transparent)]
+    Model(#[from] ModelErrorInfo),
+    #[error("the local model failed to load: {0}")]
+    Load(String),
+    #[error("the local engine is busy ({0} requests queued); try again shortly")]
+    QueueFull(usize),
+    #[error("the local engine has stopped")]
+    Stopped,
+    #[error("the request is invalid: {0}")]
+    BadRequest(String),
+    #[error("generation failed: {0}")]
+    Generation(String),
+}
+
+/// A cloneable carrier for model-file errors (ModelError holds io::Error, which is
+/// not Clone) that keeps the stable code.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{message}")]
+pub struct ModelErrorInfo {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<crate::models::ModelError> for LocalError {
+    fn from(e: crate::models::ModelError) -> Self {
+        use crate::ErrorCode;
+        LocalError::Model(ModelErrorInfo { code: e.code(), message: e.to_string() })
+    }
+}
+
+impl crate::ErrorCode for LocalError {
+    fn code(&self) -> &'static str {
+        match self {
+            LocalError::Model(m) => m.code,
+            LocalError::Load(_) => "local.load",
+            LocalError::QueueFull(_) => "local.queue_full",
+            LocalError::Stopped => "local.stopped",
+            LocalError::BadRequest(_) => "local.bad_request",
+            LocalError::Generation(_) => "local.generation",
+        }
+    }
+}
+
+/// Tokens of one generation. Dropping it cancels the generation.
+pub struct TokenStream {
+    rx: mpsc::Receiver<Result<StreamEvent, LocalError>>,
+}
+
+impl TokenStream {
+    pub(crate) fn new(rx: mpsc::Receiver<Result<StreamEvent, LocalError>>) -> Self {
+        Self { rx }
+    }
+
+    /// Drain the stream into the whole text and its metrics.
+    pub async fn collect_text(mut self) -> Result<(String, GenerationMetrics), LocalError> {
+        let mut text = String::new();
+        while let Some(ev) = self.rx.recv().await {
+            match ev? {
+                StreamEvent::Token { text: t } => text.push_str(&t),
+                StreamEvent::Done { metrics } => return Ok((text, metrics)),
+            }
+        }
+        Err(LocalError::Stopped)
+    }
+}
+
+impl futures::Stream for TokenStream {
+    type Item = Result<StreamEvent, LocalError>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// The seam between the core and whatever runs the local model.
+pub trait LocalEngine: Send + Sync {
+    /// Queue a generation. Fails at once (no waiting) when the queue is full.
+    fn generate(&self, request: GenerateRequest) -> Result<TokenStream, LocalError>;
+    fn model(&self) -> &LoadedModel;
+}
+
+/// Load the model the settings name (or the manifest's default) with the thread
+/// count from the settings or the hardware recommendation.
+pub async fn load_configured(
+    settings: &crate::config::Settings,
+    events: crate::events::EventBus,
+) -> Result<MistralEngine, LocalError> {
+    let manifest = crate::models::Manifest::load(&settings.models_dir)?;
+    let (spec, path) = crate::models::resolve(&settings.models_dir, &manifest, settings.model.as_deref())?;
+    let threads = match settings.threads {
+        Some(t) => t,
+        None => {
+            let hw = tokio::task::spawn_blocking(crate::hardware::probe)
+                .await
+                .map_err(|e| LocalError::Load(e.to_string()))?;
+            crate::hardware::recommend(&hw, &manifest, crate::hardware::BuildCaps::current()).threads
+        }
+    };
+    let mut opts = EngineOptions::new(spec.name, path);
+    opts.threads = Some(threads);
+    opts.dtype = settings.dtype;
+    MistralEngine::load(opts, events).await
+}

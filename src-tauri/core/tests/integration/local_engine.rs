@@ -1,0 +1,113 @@
+//! The real small model through the engine actor: streaming, metrics, determinism,
+//! cancellation, the bounded queue, load events, and no network while loading.
+
+use std::sync::atomic::Ordering;
+
+use futures::StreamExt;
+use tandem_core::events::{Event, EventBus};
+use tandem_core::local::{EngineOptions, GenerateRequest, LocalEngine, LocalError, MistralEngine, StreamEvent};
+
+use crate::common;
+
+fn req(prompt: &str, max_tokens: usize) -> GenerateRequest {
+    let mut r = GenerateRequest::prompt(prompt);
+    r.max_tokens = max_tokens;
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_tokens_with_metrics() {
+    let engine = common::engine().await;
+    let mut stream = engine.generate(req("What is the capital of France?", 24)).unwrap();
+    let mut pieces = Vec::new();
+    let mut done = None;
+    while let Some(ev) = stream.next().await {
+        match ev.unwrap() {
+            StreamEvent::Token { text } => pieces.push(text),
+            StreamEvent::Done { metrics } => done = Some(metrics),
+        }
+    }
+    let m = done.expect("a Done event ends the stream");
+    assert!(pieces.len() >= 2, "tokens arrive one by one, got {pieces:?}");
+    let text: String = pieces.concat();
+    assert!(text.to_lowercase().contains("paris"), "the model answers: {text:?}");
+    assert!(m.prompt_tokens > 5, "{m:?}");
+    assert!(m.completion_tokens >= pieces.len().min(24) && m.completion_tokens <= 24, "{m:?}");
+    assert!(m.ttft_ms > 0.0 && m.wall_ms >= m.ttft_ms && m.decode_tok_per_s > 0.0 && m.prompt_tok_per_s > 0.0);
+    assert!(m.cpu_ms.unwrap() > 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn greedy_generation_is_deterministic() {
+    let engine = common::engine().await;
+    let (a, _) = engine.generate(req("Name three colours.", 16)).unwrap().collect_text().await.unwrap();
+    let (b, _) = engine.generate(req("Name three colours.", 16)).unwrap().collect_text().await.unwrap();
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_cancels_generation() {
+    let engine = common::engine().await;
+    let mut long = engine.generate(req("Write a very long story about the sea.", 4000)).unwrap();
+    for _ in 0..3 {
+        assert!(matches!(long.next().await, Some(Ok(StreamEvent::Token { .. }))));
+    }
+    drop(long);
+    // If the 4000-token generation went on, this request would wait minutes for it
+    // (about 30 tokens/s here); cancelled, it starts at once. The bound is 20x loose.
+    let started = std::time::Instant::now();
+    let (text, m) = engine.generate(req("Say hello.", 8)).unwrap().collect_text().await.unwrap();
+    assert!(!text.is_empty());
+    assert!(m.completion_tokens <= 8);
+    assert!(started.elapsed().as_secs() < 30, "the cancelled generation kept the engine busy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_refuses_instead_of_waiting() {
+    let engine = common::engine().await;
+    let mut streams = Vec::new();
+    let mut refused = 0;
+    for _ in 0..20 {
+        match engine.generate(req("Count to one hundred.", 2000)) {
+            Ok(s) => streams.push(s),
+            Err(LocalError::QueueFull(n)) => {
+                assert_eq!(n, 8);
+                refused += 1;
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert!(refused >= 11, "queue of 8 plus one running: {refused} refused");
+    drop(streams); // cancels all of them, so other tests are not starved
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_prompts_are_rejected() {
+    let engine = common::engine().await;
+    assert!(matches!(engine.generate(req("   ", 8)), Err(LocalError::BadRequest(_))));
+    assert!(matches!(engine.generate(req("hi", 0)), Err(LocalError::BadRequest(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_emits_events_and_touches_no_network() {
+    common::trap_network();
+    let bus = EventBus::new();
+    let mut rx = bus.subscribe();
+    let (name, path) = common::default_model();
+    let engine = MistralEngine::load(EngineOptions::new(&name, path), bus).await.unwrap();
+    let info = engine.model().clone();
+    assert_eq!(info.architecture, "llama");
+    assert_eq!(info.device, "cpu");
+    assert_eq!(info.dtype, "f32");
+    let (text, _) = engine.generate(req("Hi", 4)).unwrap().collect_text().await.unwrap();
+    assert!(!text.is_empty());
+
+    let mut events = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        events.push(ev);
+    }
+    assert!(matches!(events.first(), Some(Event::ModelLoadStarted { .. })), "{events:?}");
+    assert!(matches!(events.last(), Some(Event::ModelLoaded { seconds, .. }) if *seconds > 0.0), "{events:?}");
+    assert_eq!(common::NETWORK_TOUCHES.load(Ordering::SeqCst), 0, "loading or generating reached for the network");
+}

@@ -1,0 +1,9 @@
+//! tandem-core's integration tests, one binary (mistral.rs makes every extra test
+//! binary an expensive link). Real parts only: the real small model, real files,
+//! a real HTTP server on 127.0.0.1.
+
+mod common;
+mod fetch;
+mod hardware;
+mod local_engine;
+mod model_files;
