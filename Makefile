@@ -1,6 +1,11 @@
 # The two commands of the README: `make run` and `make test`. Both install what is
 # missing first (scripts/setup.sh) and are quiet when everything is in place.
 # CARGO_TARGET_DIR is honoured (CI keeps one under ~/.cache).
+#
+# Every build is `cargo build --workspace --all-targets`: cargo unifies dependency
+# features over the packages and targets of one invocation, so building the CLI, the
+# app and the tests separately would compile mistral.rs and its dependencies two or
+# three times with different feature sets (25 minutes each on 2 cores).
 
 CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
@@ -19,10 +24,10 @@ setup-test:
 	@scripts/setup.sh test
 
 app:
-	$(CARGO) build -q -p tandem-app
+	$(CARGO) build -q --workspace --all-targets
 
-models:
-	$(CARGO) run -q -p tandem-cli -- models fetch
+models: app
+	$(TARGET_DIR)/debug/tandem models fetch
 
 # The core must never depend on tauri (it is hosted by the CLI and tested headless).
 check-core-gui-free:
@@ -33,7 +38,7 @@ test-ui:
 	@cd ui && npx vitest run --silent
 
 test-rust:
-	$(CARGO) test -q --workspace
+	$(CARGO) test -q --workspace --all-targets
 
 # The real window under Xvfb, driven over WebDriver: a question in, a streamed local answer out.
 test-e2e:

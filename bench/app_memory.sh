@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SETTLE="${1:-10}"
 APP="${CARGO_TARGET_DIR:-target}/debug/tandem-app"
-[ -x "$APP" ] || cargo build -q -p tandem-app
+[ -x "$APP" ] || cargo build -q --workspace --all-targets
 display=":$(( RANDOM % 300 + 400 ))"
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & xvfb=$!
 trap 'kill $app $xvfb 2>/dev/null || true' EXIT

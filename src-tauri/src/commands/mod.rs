@@ -13,8 +13,25 @@ pub struct CommandError {
     pub message: String,
 }
 
-impl<E: ErrorCode + std::fmt::Display> From<E> for CommandError {
-    fn from(e: E) -> Self {
+impl CommandError {
+    fn of<E: ErrorCode + std::fmt::Display>(e: &E) -> Self {
         Self { code: e.code().to_string(), message: e.to_string() }
     }
 }
+
+// One impl per core error type (a blanket impl would overlap with `From<T> for T`).
+macro_rules! from_core_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for CommandError {
+            fn from(e: $t) -> Self {
+                Self::of(&e)
+            }
+        }
+    )*};
+}
+
+from_core_error!(
+    tandem_core::local::LocalError,
+    tandem_core::models::ModelError,
+    tandem_core::config::ConfigError
+);

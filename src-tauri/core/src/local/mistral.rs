@@ -260,11 +260,12 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
         };
         builder = builder.add_message(role, &m.content);
     }
-    builder = builder.set_sampler_max_len(req.max_tokens);
+    // The deterministic preset replaces all sampling params: apply it first.
     builder = match req.temperature {
         Some(t) if t > 0.0 => builder.set_sampler_temperature(t),
         _ => builder.set_deterministic_sampler(),
     };
+    builder = builder.set_sampler_max_len(req.max_tokens);
 
     let mut timer = Timer::start();
     let mut stream = model

@@ -63,13 +63,13 @@ pub async fn fetch_model(
     fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
 
     let mut report = match existing_ok(spec, &dest).await? {
-        Some(sha) => FetchReport {
+        Some((sha, verified_by)) => FetchReport {
             name: spec.name.clone(),
-            bytes: spec.size,
+            bytes: fs::metadata(&dest).map(|m| m.len()).unwrap_or(spec.size),
             path: dest.clone(),
             optimized: None,
             sha256: sha,
-            verified_by: "manifest".into(),
+            verified_by: verified_by.into(),
             already_present: true,
         },
         None => match &spec.source {
@@ -104,12 +104,12 @@ pub async fn fetch_model(
 
 /// A present file is accepted only if it verifies; one that does not is moved aside
 /// (never silently deleted) and fetched again.
-async fn existing_ok(spec: &ModelSpec, dest: &Path) -> Result<Option<String>, ModelError> {
+async fn existing_ok(spec: &ModelSpec, dest: &Path) -> Result<Option<(String, &'static str)>, ModelError> {
     let Ok(meta) = fs::metadata(dest) else { return Ok(None) };
     let Some(expected) = spec.sha256.clone() else {
-        // No pinned hash: a complete earlier download (renamed only after
-        // verification) is trusted.
-        return Ok(Some(String::new()));
+        // No pinned hash: a complete earlier download (renamed into place only
+        // after it verified) is trusted.
+        return Ok(Some((String::new(), "earlier download")));
     };
     if meta.len() == spec.size {
         let path = dest.to_path_buf();
@@ -117,7 +117,7 @@ async fn existing_ok(spec: &ModelSpec, dest: &Path) -> Result<Option<String>, Mo
             .await
             .map_err(|e| ModelError::Download(e.to_string()))??;
         if actual == expected {
-            return Ok(Some(actual));
+            return Ok(Some((actual, "manifest")));
         }
     }
     let aside = dest.with_extension("gguf.bad");
