@@ -6,7 +6,7 @@ seen before the final one), and a screenshot is kept in <target>/e2e/window.png.
 
 Usage: window.py /abs/path/to/tandem-app
 """
-import base64, json, os, shutil, signal, socket, subprocess, sys, time, urllib.request
+import base64, http.client, json, os, shutil, signal, socket, subprocess, sys, time, urllib.request
 
 APP = os.path.abspath(sys.argv[1])
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -23,9 +23,19 @@ def free_port():
 
 def call(method, url, body=None, timeout=120):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read() or b"{}").get("value")
+    # tauri-driver occasionally drops a connection to WebKitWebDriver on a loaded
+    # 2-core machine (seen here as RemoteDisconnected); the request did not reach
+    # the page then, so sending it again is safe.
+    for attempt in range(4):
+        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read() or b"{}").get("value")
+        except (http.client.RemoteDisconnected, ConnectionResetError) as e:
+            if attempt == 3:
+                raise
+            print(f"e2e: {method} {url.rsplit('/', 1)[-1]}: {e!r}, retrying")
+            time.sleep(0.5 * (attempt + 1))
 
 
 def wait_for(what, fn, timeout=180, every=0.05):
