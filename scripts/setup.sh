@@ -56,7 +56,7 @@ fi
 # set, and therefore the compiled dependencies, are shared with the app and tests.
 target="${CARGO_TARGET_DIR:-target}"
 if [ ! -x "$target/debug/tandem" ] || ! "$target/debug/tandem" models path >/dev/null 2>&1; then
-  say "building (the first build compiles mistral.rs and Tauri: ~30 min on 2 cores)"
+  say "building (the first build compiles mistral.rs and Tauri: ~35 min on 2 cores)"
   cargo build -q --workspace --all-targets
 fi
 if ! "$target/debug/tandem" models path >/dev/null 2>&1; then
