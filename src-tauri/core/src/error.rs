@@ -7,7 +7,8 @@ pub trait ErrorCode {
     fn code(&self) -> &'static str;
 }
 
-/// The serializable shape of an error as the hosts show it.
+/// The serializable shape of an error as the hosts show it (the app's IPC commands
+/// return it as their error).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct ErrorInfo {
     pub code: String,
@@ -19,3 +20,16 @@ impl ErrorInfo {
         Self { code: e.code().to_string(), message: e.to_string() }
     }
 }
+
+// One impl per module error (a blanket impl would overlap with `From<T> for T`).
+macro_rules! into_error_info {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ErrorInfo {
+            fn from(e: $t) -> Self {
+                Self::from_error(&e)
+            }
+        }
+    )*};
+}
+
+into_error_info!(crate::local::LocalError, crate::models::ModelError, crate::config::ConfigError);
