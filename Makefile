@@ -28,6 +28,7 @@ app:
 
 models: app
 	$(TARGET_DIR)/debug/tandem models fetch
+	scripts/fetch-ner.sh models
 
 # The core must never depend on tauri (it is hosted by the CLI and tested headless).
 check-core-gui-free:

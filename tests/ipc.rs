@@ -20,15 +20,22 @@ fn request(cmd: &str, body: serde_json::Value) -> InvokeRequest {
     }
 }
 
-fn app() -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>) {
+fn app() -> (
+    tauri::App<tauri::test::MockRuntime>,
+    tauri::WebviewWindow<tauri::test::MockRuntime>,
+) {
     let raw = RawConfig {
         models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
         threads: Some(2),
         ..Default::default()
     };
     let state = AppState::new(raw.validate().unwrap());
-    let app = tandem_app::build(mock_builder(), state).build(mock_context(noop_assets())).unwrap();
-    let window = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let app = tandem_app::build(mock_builder(), state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
     (app, window)
 }
 
@@ -41,7 +48,14 @@ fn ask_local_streams_and_returns_the_answer() {
     )
     .expect("ask_local succeeds");
     let v: serde_json::Value = res.deserialize().unwrap();
-    assert!(v["text"].as_str().unwrap().to_lowercase().contains("berlin"), "{v}");
+    assert!(
+        v["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("berlin"),
+        "{v}"
+    );
     assert_eq!(v["model"], "smollm2-135m-instruct");
     assert!(v["metrics"]["completion_tokens"].as_u64().unwrap() >= 1);
 }
@@ -49,12 +63,20 @@ fn ask_local_streams_and_returns_the_answer() {
 #[test]
 fn model_status_and_probe() {
     let (_app, window) = app();
-    let status: serde_json::Value =
-        get_ipc_response(&window, request("local_model_status", serde_json::json!({}))).unwrap().deserialize().unwrap();
+    let status: serde_json::Value = get_ipc_response(
+        &window,
+        request("local_model_status", serde_json::json!({})),
+    )
+    .unwrap()
+    .deserialize()
+    .unwrap();
     assert_eq!(status["architecture"], "llama");
     assert_eq!(status["threads"], 2);
     let probe: serde_json::Value =
-        get_ipc_response(&window, request("probe_hardware", serde_json::json!({}))).unwrap().deserialize().unwrap();
+        get_ipc_response(&window, request("probe_hardware", serde_json::json!({})))
+            .unwrap()
+            .deserialize()
+            .unwrap();
     assert!(probe["hardware"]["cpu"]["logical_cores"].as_u64().unwrap() >= 1);
     assert!(probe["recommendation"]["recommended_model"].is_string());
 }
@@ -62,7 +84,13 @@ fn model_status_and_probe() {
 #[test]
 fn errors_carry_stable_codes() {
     let (_app, window) = app();
-    let err = get_ipc_response(&window, request("ask_local", serde_json::json!({ "prompt": "  ", "onEvent": "__CHANNEL__:3" })))
-        .unwrap_err();
+    let err = get_ipc_response(
+        &window,
+        request(
+            "ask_local",
+            serde_json::json!({ "prompt": "  ", "onEvent": "__CHANNEL__:3" }),
+        ),
+    )
+    .unwrap_err();
     assert_eq!(err["code"], "local.bad_request", "{err}");
 }

@@ -36,8 +36,13 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
 }
 
 fn init_logging() {
-    let filter = std::env::var("TANDEM_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| "info".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter)).with_writer(std::io::stderr).try_init();
+    let filter = std::env::var("TANDEM_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 pub fn run() {

@@ -17,7 +17,11 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(settings: Settings) -> Self {
-        Self { settings: Arc::new(settings), events: EventBus::new(), engine: Arc::new(OnceCell::new()) }
+        Self {
+            settings: Arc::new(settings),
+            events: EventBus::new(),
+            engine: Arc::new(OnceCell::new()),
+        }
     }
 
     pub fn from_env() -> Result<Self, ConfigError> {

@@ -1,4 +1,6 @@
-//! `tandem`: the command-line host of tandem-core (probe, models, ask).
+//! `tandem`: the command-line host of tandem-core (probe, models, ask, scan, redact).
+
+mod scan;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,7 +17,11 @@ use tandem_core::models::{self, FetchOptions, FetchProgress, Manifest};
 use tandem_core::ErrorCode;
 
 #[derive(Parser)]
-#[command(name = "tandem", version, about = "Tandem: a privacy-first hybrid AI assistant (command line)")]
+#[command(
+    name = "tandem",
+    version,
+    about = "Tandem: a privacy-first hybrid AI assistant (command line)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -58,6 +64,33 @@ enum Command {
         /// The question (words are joined with spaces).
         #[arg(required = true)]
         prompt: Vec<String>,
+    },
+    /// Find sensitive spans in a file (or stdin) and rate it public / maskable / local_only.
+    Scan {
+        /// Input file; stdin when omitted or "-".
+        file: Option<std::path::PathBuf>,
+        /// Contract mode: input lines {"id","text"}, output lines
+        /// {"id","sensitive","verdict","spans":[{"start","end","label","tier","score"}]}.
+        #[arg(long)]
+        jsonl: bool,
+        /// User rules (TOML: terms, patterns, allow, local_only_terms); default TANDEM_RULES or
+        /// <config dir>/tandem/sensitivity.toml.
+        #[arg(long)]
+        rules: Option<std::path::PathBuf>,
+        /// Treat the input as coming from a folder marked sensitive (always local_only).
+        #[arg(long)]
+        sensitive_source: bool,
+    },
+    /// Print the input exactly as a cloud provider would receive it (masked, private parts withheld).
+    Redact {
+        file: Option<std::path::PathBuf>,
+        /// Input lines {"id","text"}, output lines {"id","text","masked","withheld"}.
+        #[arg(long)]
+        jsonl: bool,
+        #[arg(long)]
+        rules: Option<std::path::PathBuf>,
+        #[arg(long)]
+        sensitive_source: bool,
     },
 }
 
@@ -110,7 +143,9 @@ fn main() -> ExitCode {
 }
 
 fn settings() -> Result<Settings> {
-    RawConfig::from_env().validate().context("invalid configuration")
+    RawConfig::from_env()
+        .validate()
+        .context("invalid configuration")
 }
 
 /// Wrap a core error so its stable code shows in the message.
@@ -122,10 +157,56 @@ async fn run(cli: Cli) -> Result<()> {
     let settings = settings()?;
     match cli.command {
         Command::Probe { json } => probe(&settings, json).await,
+        Command::Scan {
+            file,
+            jsonl,
+            rules,
+            sensitive_source,
+        } => {
+            let models_dir = settings.models_dir.clone();
+            // Scanning is CPU work: keep it off the async workers.
+            tokio::task::spawn_blocking(move || {
+                let scanner = scan::scanner(&models_dir, rules, false)?;
+                if jsonl {
+                    scan::scan_jsonl(&scanner, file.as_deref())
+                } else {
+                    scan::scan_human(&scanner, file.as_deref(), sensitive_source)
+                }
+            })
+            .await?
+        }
+        Command::Redact {
+            file,
+            jsonl,
+            rules,
+            sensitive_source,
+        } => {
+            let models_dir = settings.models_dir.clone();
+            tokio::task::spawn_blocking(move || {
+                let scanner = scan::scanner(&models_dir, rules, false)?;
+                if jsonl {
+                    scan::redact_jsonl(&scanner, file.as_deref())
+                } else {
+                    scan::redact(&scanner, file.as_deref(), sensitive_source)
+                }
+            })
+            .await?
+        }
         Command::Models { command } => models_cmd(&settings, command).await,
-        Command::Ask { local, json, model, model_file, max_tokens, threads, temperature, prompt } => {
+        Command::Ask {
+            local,
+            json,
+            model,
+            model_file,
+            max_tokens,
+            threads,
+            temperature,
+            prompt,
+        } => {
             if !local {
-                eprintln!("note: cloud agents are not configured yet; answering with the local model");
+                eprintln!(
+                    "note: cloud agents are not configured yet; answering with the local model"
+                );
             }
             let mut settings = settings;
             settings.model = model.or(settings.model);
@@ -159,15 +240,36 @@ async fn probe(settings: &Settings, json: bool) -> Result<()> {
         (Some(p), Some(e)) => format!(" ({p} performance + {e} efficiency)"),
         _ => String::new(),
     };
-    println!("Cores     {} physical, {} logical{hybrid}", hw.cpu.physical_cores, hw.cpu.logical_cores);
+    println!(
+        "Cores     {} physical, {} logical{hybrid}",
+        hw.cpu.physical_cores, hw.cpu.logical_cores
+    );
     let s = &hw.cpu.simd;
-    let feats: Vec<&str> = [("AVX2", s.avx2), ("AVX-512", s.avx512f), ("FMA", s.fma), ("F16C", s.f16c), ("NEON", s.neon)]
-        .iter()
-        .filter(|f| f.1)
-        .map(|f| f.0)
-        .collect();
-    println!("SIMD      {} (this build uses AVX2: {})", if feats.is_empty() { "none".into() } else { feats.join(", ") }, s.build_uses_avx2);
-    println!("Memory    {:.1} GB total, {:.1} GB available", hw.memory.total_bytes as f64 / GB, hw.memory.available_bytes as f64 / GB);
+    let feats: Vec<&str> = [
+        ("AVX2", s.avx2),
+        ("AVX-512", s.avx512f),
+        ("FMA", s.fma),
+        ("F16C", s.f16c),
+        ("NEON", s.neon),
+    ]
+    .iter()
+    .filter(|f| f.1)
+    .map(|f| f.0)
+    .collect();
+    println!(
+        "SIMD      {} (this build uses AVX2: {})",
+        if feats.is_empty() {
+            "none".into()
+        } else {
+            feats.join(", ")
+        },
+        s.build_uses_avx2
+    );
+    println!(
+        "Memory    {:.1} GB total, {:.1} GB available",
+        hw.memory.total_bytes as f64 / GB,
+        hw.memory.available_bytes as f64 / GB
+    );
     if hw.gpus.is_empty() {
         println!("GPU       none found");
     }
@@ -183,7 +285,10 @@ async fn probe(settings: &Settings, json: bool) -> Result<()> {
         println!("NPU       none found");
     }
     for n in &hw.npus {
-        let tops = n.tops.map(|t| format!("{t} TOPS")).unwrap_or_else(|| "TOPS unknown".into());
+        let tops = n
+            .tops
+            .map(|t| format!("{t} TOPS"))
+            .unwrap_or_else(|| "TOPS unknown".into());
         println!("NPU       {} · {tops} · {}", n.name, n.usage);
     }
     let power = match hw.power.battery_percent {
@@ -192,12 +297,29 @@ async fn probe(settings: &Settings, json: bool) -> Result<()> {
     };
     println!("Power     {power}");
     println!();
-    println!("Device    {:?} · {} threads · {:.1} GB budget for a model", rec.device, rec.threads, rec.memory_budget_bytes as f64 / GB);
+    println!(
+        "Device    {:?} · {} threads · {:.1} GB budget for a model",
+        rec.device,
+        rec.threads,
+        rec.memory_budget_bytes as f64 / GB
+    );
     println!("Tier      {:?}", rec.tier);
-    println!("Recommend {}", rec.recommended_model.as_deref().unwrap_or("(none fits)"));
+    println!(
+        "Recommend {}",
+        rec.recommended_model.as_deref().unwrap_or("(none fits)")
+    );
     for m in &rec.models {
-        let speed = m.est_decode_tok_s.map(|t| format!("~{t:.0} tok/s")).unwrap_or_else(|| "speed n/a".into());
-        println!("  {} {:<28} {:>10}  {}", if m.fits { "✓" } else { "✗" }, m.name, speed, m.reason);
+        let speed = m
+            .est_decode_tok_s
+            .map(|t| format!("~{t:.0} tok/s"))
+            .unwrap_or_else(|| "speed n/a".into());
+        println!(
+            "  {} {:<28} {:>10}  {}",
+            if m.fits { "✓" } else { "✗" },
+            m.name,
+            speed,
+            m.reason
+        );
     }
     for n in &rec.notes {
         println!("Note      {n}");
@@ -239,7 +361,11 @@ async fn models_cmd(settings: &Settings, command: ModelsCommand) -> Result<()> {
                     let flags = format!(
                         "{}{}",
                         if r["default"] == true { " default" } else { "" },
-                        if r["recommended"] == true { " recommended" } else { "" }
+                        if r["recommended"] == true {
+                            " recommended"
+                        } else {
+                            ""
+                        }
                     );
                     println!(
                         "{:<28} {:>6.2}B {:<7} {:>8.0} MB  {:<10} {}{}",
@@ -247,7 +373,11 @@ async fn models_cmd(settings: &Settings, command: ModelsCommand) -> Result<()> {
                         m.parameters_b,
                         m.quantization,
                         m.size as f64 / 1e6,
-                        if r["installed"].is_null() { "-" } else { "installed" },
+                        if r["installed"].is_null() {
+                            "-"
+                        } else {
+                            "installed"
+                        },
                         if r["fits"] == true { "fits" } else { "too big" },
                         flags
                     );
@@ -257,41 +387,65 @@ async fn models_cmd(settings: &Settings, command: ModelsCommand) -> Result<()> {
         }
         ModelsCommand::Fetch { name, no_optimize } => {
             let name = name.unwrap_or_else(|| manifest.default.clone());
-            let spec = manifest.get(&name).ok_or_else(|| coded(models::ModelError::UnknownModel(name.clone())))?;
+            let spec = manifest
+                .get(&name)
+                .ok_or_else(|| coded(models::ModelError::UnknownModel(name.clone())))?;
             let mut opts = FetchOptions::new(&settings.models_dir);
             opts.optimize = !no_optimize;
             let label = name.clone();
             let report = models::fetch_model(spec, &opts, move |p| match p {
-                FetchProgress::Downloading { done_bytes, total_bytes } => {
-                    let pct = total_bytes.map(|t| format!(" ({:.0}%)", done_bytes as f64 * 100.0 / t.max(1) as f64)).unwrap_or_default();
+                FetchProgress::Downloading {
+                    done_bytes,
+                    total_bytes,
+                } => {
+                    let pct = total_bytes
+                        .map(|t| format!(" ({:.0}%)", done_bytes as f64 * 100.0 / t.max(1) as f64))
+                        .unwrap_or_default();
                     eprint!("\r{label}: {:.1} MB{pct}   ", done_bytes as f64 / 1e6);
                     let _ = std::io::stderr().flush();
                 }
                 FetchProgress::Verifying => eprintln!("\n{label}: verifying sha256"),
-                FetchProgress::Optimizing { to } => eprintln!("{label}: converting to {to} for faster CPU kernels (once)"),
+                FetchProgress::Optimizing { to } => {
+                    eprintln!("{label}: converting to {to} for faster CPU kernels (once)")
+                }
             })
             .await
             .map_err(coded)?;
             if report.already_present {
                 eprintln!("{name}: already present and verified");
             } else {
-                eprintln!("{name}: {} bytes, sha256 {} (verified by {})", report.bytes, report.sha256, report.verified_by);
+                eprintln!(
+                    "{name}: {} bytes, sha256 {} (verified by {})",
+                    report.bytes, report.sha256, report.verified_by
+                );
             }
-            println!("{}", report.optimized.as_ref().unwrap_or(&report.path).display());
+            println!(
+                "{}",
+                report.optimized.as_ref().unwrap_or(&report.path).display()
+            );
             Ok(())
         }
         ModelsCommand::Path { name } => {
-            let (_, path) = models::resolve(&settings.models_dir, &manifest, name.as_deref()).map_err(coded)?;
+            let (_, path) =
+                models::resolve(&settings.models_dir, &manifest, name.as_deref()).map_err(coded)?;
             println!("{}", path.display());
             Ok(())
         }
     }
 }
 
-async fn ask_local(settings: &Settings, model_file: Option<std::path::PathBuf>, request: GenerateRequest, json: bool) -> Result<()> {
+async fn ask_local(
+    settings: &Settings,
+    model_file: Option<std::path::PathBuf>,
+    request: GenerateRequest,
+    json: bool,
+) -> Result<()> {
     let engine = match model_file {
         Some(path) => {
-            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let mut opts = local::EngineOptions::new(name, path);
             opts.threads = settings.threads;
             opts.dtype = settings.dtype;

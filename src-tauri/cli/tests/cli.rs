@@ -14,7 +14,11 @@ fn tandem() -> Command {
 #[test]
 fn probe_json_has_the_documented_schema() {
     let out = tandem().args(["probe", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
     let hw = &v["hardware"];
@@ -31,7 +35,9 @@ fn probe_json_has_the_documented_schema() {
     assert!(rec["threads"].as_u64().unwrap() >= 1);
     assert!(["tiny", "small", "medium", "large"].contains(&rec["tier"].as_str().unwrap()));
     let models = rec["models"].as_array().unwrap();
-    assert!(models.iter().any(|m| m["name"] == "smollm2-135m-instruct" && m["fits"] == true));
+    assert!(models
+        .iter()
+        .any(|m| m["name"] == "smollm2-135m-instruct" && m["fits"] == true));
 }
 
 #[test]
@@ -39,24 +45,48 @@ fn probe_text_is_for_people() {
     let out = tandem().arg("probe").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("Cores") && text.contains("Recommend"), "{text}");
+    assert!(
+        text.contains("Cores") && text.contains("Recommend"),
+        "{text}"
+    );
 }
 
 #[test]
 fn ask_local_json_ends_with_one_json_line() {
     let out = tandem()
-        .args(["ask", "--local", "--json", "--max-tokens", "12", "What is 2 + 2?"])
+        .args([
+            "ask",
+            "--local",
+            "--json",
+            "--max-tokens",
+            "12",
+            "What is 2 + 2?",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let last = stdout.trim_end().lines().last().unwrap();
     let v: serde_json::Value = serde_json::from_str(last).unwrap();
     let text = v["text"].as_str().unwrap();
     assert!(!text.is_empty());
-    assert!(stdout.starts_with(text), "the text streamed before the JSON line");
+    assert!(
+        stdout.starts_with(text),
+        "the text streamed before the JSON line"
+    );
     let m = &v["metrics"];
-    for key in ["prompt_tokens", "completion_tokens", "ttft_ms", "prompt_tok_per_s", "decode_tok_per_s", "wall_ms"] {
+    for key in [
+        "prompt_tokens",
+        "completion_tokens",
+        "ttft_ms",
+        "prompt_tok_per_s",
+        "decode_tok_per_s",
+        "wall_ms",
+    ] {
         assert!(m[key].is_number(), "{key} in {m}");
     }
     assert!(m["completion_tokens"].as_u64().unwrap() <= 12);
@@ -64,16 +94,135 @@ fn ask_local_json_ends_with_one_json_line() {
 
 #[test]
 fn unknown_model_is_a_clear_error() {
-    let out = tandem().args(["ask", "--local", "--model", "no-such-model", "hi"]).output().unwrap();
+    let out = tandem()
+        .args(["ask", "--local", "--model", "no-such-model", "hi"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("[models.unknown]") && err.contains("tandem models list"), "{err}");
+    assert!(
+        err.contains("[models.unknown]") && err.contains("tandem models list"),
+        "{err}"
+    );
 }
 
 #[test]
 fn models_path_points_at_the_converted_default() {
     let out = tandem().args(["models", "path"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let path = String::from_utf8(out.stdout).unwrap();
-    assert!(path.trim().ends_with("SmolLM2-135M-Instruct.Q8_0.gguf"), "{path}");
+    assert!(
+        path.trim().ends_with("SmolLM2-135M-Instruct.Q8_0.gguf"),
+        "{path}"
+    );
+}
+
+fn run_with_stdin(args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = tandem()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The `scan --jsonl` contract: one line out per line in, same order, malformed lines answered
+/// with {"id": null, "error"} without stopping, exit 0.
+#[test]
+fn scan_jsonl_keeps_its_contract() {
+    let input = concat!(
+        r#"{"id": "a", "text": "Card 4111 1111 1111 1111, thanks"}"#,
+        "\n",
+        "this is not json\n",
+        r#"{"id": "b", "text": "What is the capital of Germany?"}"#,
+        "\n",
+        r#"{"text": "no id"}"#,
+        "\n",
+        r#"{"id": "c", "text": "Ich wurde mit Diabetes diagnostiziert. My doctor said I have diabetes."}"#,
+        "\n",
+    );
+    let out = run_with_stdin(&["scan", "--jsonl"], input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["id"], "a");
+    assert_eq!(lines[0]["sensitive"], true);
+    assert_eq!(lines[0]["verdict"], "maskable");
+    let span = &lines[0]["spans"][0];
+    assert_eq!(
+        (span["start"].as_u64(), span["end"].as_u64()),
+        (Some(5), Some(24))
+    );
+    assert_eq!(span["label"], "CREDIT_CARD");
+    assert_eq!(span["tier"], "financial");
+    assert!(span["score"].as_f64().unwrap() > 0.5);
+    let mut keys: Vec<&String> = span.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["end", "label", "score", "start", "tier"]);
+    assert_eq!(lines[1]["id"], serde_json::Value::Null);
+    assert!(lines[1]["error"].as_str().unwrap().contains("invalid JSON"));
+    assert_eq!(
+        lines[2],
+        serde_json::json!({"id": "b", "sensitive": false, "verdict": "public", "spans": []})
+    );
+    assert_eq!(lines[3]["id"], serde_json::Value::Null);
+    assert!(lines[3]["error"].as_str().unwrap().contains("id"));
+    assert_eq!(lines[4]["verdict"], "local_only");
+}
+
+#[test]
+fn redact_prints_what_the_cloud_would_see() {
+    let out = run_with_stdin(
+        &["redact"],
+        "Send 50 EUR to DE89 3704 0044 0532 0130 00 and email bob@example.com.\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text, "Send 50 EUR to [IBAN_1] and email [EMAIL_1].\n");
+}
+
+#[test]
+fn scan_marks_spans_for_people() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.txt");
+    std::fs::write(&file, "SSN 078-05-1120? No: 536-22-8145 is the one.\n").unwrap();
+    let out = tandem()
+        .args(["scan", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("«536-22-8145»⟨US_SSN⟩"), "{text}");
+    assert!(text.contains("verdict: maskable"), "{text}");
+    let missing = tandem()
+        .args(["scan", "/nonexistent/file.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot open"));
 }

@@ -51,13 +51,20 @@ impl RawConfig {
         Self {
             models_dir: std::env::var_os(MODELS_DIR_ENV).map(PathBuf::from),
             model: std::env::var(MODEL_ENV).ok().filter(|s| !s.is_empty()),
-            threads: std::env::var("TANDEM_THREADS").ok().and_then(|s| s.parse().ok()),
+            threads: std::env::var("TANDEM_THREADS")
+                .ok()
+                .and_then(|s| s.parse().ok()),
             dtype: std::env::var("TANDEM_DTYPE").ok(),
         }
     }
 
     pub fn validate(self) -> Result<Settings, ConfigError> {
-        let dtype = match self.dtype.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        let dtype = match self
+            .dtype
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             None | Some("") | Some("auto") => crate::local::ActivationDType::Auto,
             Some("f32") => crate::local::ActivationDType::F32,
             Some("f16") => crate::local::ActivationDType::F16,
@@ -81,5 +88,8 @@ pub fn default_models_dir() -> PathBuf {
     if here.join("models.toml").is_file() {
         return here.to_path_buf();
     }
-    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("tandem").join("models")
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("tandem")
+        .join("models")
 }

@@ -17,7 +17,10 @@ pub struct ErrorInfo {
 
 impl ErrorInfo {
     pub fn from_error<E: ErrorCode + std::fmt::Display>(e: &E) -> Self {
-        Self { code: e.code().to_string(), message: e.to_string() }
+        Self {
+            code: e.code().to_string(),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -32,4 +35,9 @@ macro_rules! into_error_info {
     )*};
 }
 
-into_error_info!(crate::local::LocalError, crate::models::ModelError, crate::config::ConfigError);
+into_error_info!(
+    crate::local::LocalError,
+    crate::models::ModelError,
+    crate::config::ConfigError,
+    crate::sensitivity::SensitivityError
+);

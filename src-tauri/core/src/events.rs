@@ -7,11 +7,29 @@ use tokio::sync::broadcast;
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    ModelLoadStarted { model: String, path: String, bytes: u64 },
-    ModelLoadPhase { model: String, phase: String },
-    ModelLoaded { model: String, seconds: f64 },
-    ModelLoadFailed { model: String, code: String, message: String },
-    DownloadProgress { model: String, done_bytes: u64, total_bytes: Option<u64> },
+    ModelLoadStarted {
+        model: String,
+        path: String,
+        bytes: u64,
+    },
+    ModelLoadPhase {
+        model: String,
+        phase: String,
+    },
+    ModelLoaded {
+        model: String,
+        seconds: f64,
+    },
+    ModelLoadFailed {
+        model: String,
+        code: String,
+        message: String,
+    },
+    DownloadProgress {
+        model: String,
+        done_bytes: u64,
+        total_bytes: Option<u64>,
+    },
 }
 
 /// A cheap-to-clone handle; sending with no subscriber is not an error.

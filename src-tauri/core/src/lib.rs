@@ -8,5 +8,6 @@ pub mod events;
 pub mod hardware;
 pub mod local;
 pub mod models;
+pub mod sensitivity;
 
 pub use error::ErrorCode;

@@ -19,7 +19,13 @@ pub async fn probe_hardware(state: State<'_, AppState>) -> Result<Probe, Command
     let manifest = Manifest::load(&state.settings.models_dir)?;
     let hw = tauri::async_runtime::spawn_blocking(hardware::probe)
         .await
-        .map_err(|e| CommandError { code: "hardware.probe".into(), message: e.to_string() })?;
+        .map_err(|e| CommandError {
+            code: "hardware.probe".into(),
+            message: e.to_string(),
+        })?;
     let recommendation = hardware::recommend(&hw, &manifest, BuildCaps::current());
-    Ok(Probe { hardware: hw, recommendation })
+    Ok(Probe {
+        hardware: hw,
+        recommendation,
+    })
 }

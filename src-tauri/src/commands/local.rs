@@ -3,7 +3,9 @@
 
 use futures::StreamExt;
 use serde::Serialize;
-use tandem_core::local::{GenerateRequest, GenerationMetrics, LoadedModel, LocalError, StreamEvent};
+use tandem_core::local::{
+    GenerateRequest, GenerationMetrics, LoadedModel, LocalError, StreamEvent,
+};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -39,7 +41,11 @@ pub async fn ask_local(
             return Err(LocalError::Stopped.into());
         }
         if let StreamEvent::Done { metrics } = ev {
-            return Ok(Answer { text, model: engine.model().name.clone(), metrics });
+            return Ok(Answer {
+                text,
+                model: engine.model().name.clone(),
+                metrics,
+            });
         }
     }
     Err(LocalError::Stopped.into())

@@ -10,7 +10,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use recommend::{recommend, BuildCaps, CapabilityTier, ComputeDevice, ModelFit, Recommendation, PLANNED_CONTEXT};
+pub use recommend::{
+    recommend, BuildCaps, CapabilityTier, ComputeDevice, ModelFit, Recommendation, PLANNED_CONTEXT,
+};
 
 /// Bumped when a field changes meaning or disappears (additions keep the version).
 pub const PROBE_SCHEMA_VERSION: u32 = 1;
@@ -179,7 +181,10 @@ fn base_info() -> BaseInfo {
     )
     .ok();
     let cpus = sys.as_ref().map(|s| s.cpus()).unwrap_or_default();
-    let brand = cpus.first().map(|c| c.brand().trim().to_string()).unwrap_or_default();
+    let brand = cpus
+        .first()
+        .map(|c| c.brand().trim().to_string())
+        .unwrap_or_default();
     let logical = cpus.len().max(1);
     let physical = System::physical_core_count().unwrap_or(logical).max(1);
     let apple = apple_info();
@@ -188,7 +193,11 @@ fn base_info() -> BaseInfo {
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         cpu: CpuInfo {
-            brand: if brand.is_empty() { apple.as_ref().map(|a| a.chip.clone()).unwrap_or_default() } else { brand },
+            brand: if brand.is_empty() {
+                apple.as_ref().map(|a| a.chip.clone()).unwrap_or_default()
+            } else {
+                brand
+            },
             physical_cores: physical,
             logical_cores: logical,
             performance_cores,
@@ -206,7 +215,10 @@ fn base_info() -> BaseInfo {
 
 fn simd_features() -> SimdFeatures {
     #[allow(unused_mut)]
-    let mut s = SimdFeatures { build_uses_avx2: cfg!(target_feature = "avx2"), ..Default::default() };
+    let mut s = SimdFeatures {
+        build_uses_avx2: cfg!(target_feature = "avx2"),
+        ..Default::default()
+    };
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
         s.avx2 = std::is_x86_feature_detected!("avx2");
@@ -223,15 +235,23 @@ fn simd_features() -> SimdFeatures {
 
 #[cfg(target_os = "macos")]
 fn sysctl(name: &str) -> Option<String> {
-    let out = std::process::Command::new("/usr/sbin/sysctl").args(["-n", name]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = std::process::Command::new("/usr/sbin/sysctl")
+        .args(["-n", name])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[cfg(target_os = "macos")]
 fn apple_info() -> Option<AppleInfo> {
     let chip = sysctl("machdep.cpu.brand_string").unwrap_or_default();
     let apple_silicon = sysctl("hw.optional.arm64").as_deref() == Some("1");
-    Some(AppleInfo { chip, apple_silicon })
+    Some(AppleInfo {
+        chip,
+        apple_silicon,
+    })
 }
 
 #[cfg(not(target_os = "macos"))]
@@ -255,7 +275,9 @@ fn apple_perf_levels() -> (Option<usize>, Option<usize>) {
 /// or no GPU simply yields nothing. DRM entries for the same GPUs are replaced, since
 /// NVML knows the name and VRAM that sysfs does not expose for NVIDIA.
 fn nvidia_via_nvml() -> Vec<GpuInfo> {
-    let Ok(nvml) = nvml_wrapper::Nvml::init() else { return Vec::new() };
+    let Ok(nvml) = nvml_wrapper::Nvml::init() else {
+        return Vec::new();
+    };
     let count = nvml.device_count().unwrap_or(0);
     (0..count)
         .filter_map(|i| nvml.device_by_index(i).ok())

@@ -21,12 +21,7 @@ const AMD_NPUS: &[(u32, &str, f32)] = &[
 ];
 
 /// Apple Neural Engine TOPS by chip generation (Apple's published figures).
-const APPLE_ANE: &[(&str, f32)] = &[
-    ("M1", 11.0),
-    ("M2", 15.8),
-    ("M3", 18.0),
-    ("M4", 38.0),
-];
+const APPLE_ANE: &[(&str, f32)] = &[("M1", 11.0), ("M2", 15.8), ("M3", 18.0), ("M4", 38.0)];
 
 pub(crate) fn from_linux_driver(driver: &str, device_id: u32) -> Option<NpuInfo> {
     let (vendor, table, fallback) = match driver {
@@ -37,7 +32,9 @@ pub(crate) fn from_linux_driver(driver: &str, device_id: u32) -> Option<NpuInfo>
     let known = table.iter().find(|(id, _, _)| *id == device_id);
     Some(NpuInfo {
         vendor: vendor.into(),
-        name: known.map(|k| k.1.to_string()).unwrap_or_else(|| fallback.to_string()),
+        name: known
+            .map(|k| k.1.to_string())
+            .unwrap_or_else(|| fallback.to_string()),
         driver: driver.into(),
         tops: known.map(|k| k.2),
         usage: NPU_USAGE.into(),

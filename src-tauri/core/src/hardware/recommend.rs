@@ -71,7 +71,10 @@ pub struct BuildCaps {
 
 impl BuildCaps {
     pub fn current() -> Self {
-        Self { cuda: cfg!(feature = "cuda"), metal: cfg!(all(target_os = "macos", target_arch = "aarch64")) }
+        Self {
+            cuda: cfg!(feature = "cuda"),
+            metal: cfg!(all(target_os = "macos", target_arch = "aarch64")),
+        }
     }
 }
 
@@ -104,16 +107,34 @@ pub struct Recommendation {
 
 pub fn recommend(hw: &HardwareReport, manifest: &Manifest, caps: BuildCaps) -> Recommendation {
     let mut notes = Vec::new();
-    let threads = hw.cpu.performance_cores.filter(|p| *p > 0).unwrap_or(hw.cpu.physical_cores).max(1);
+    let threads = hw
+        .cpu
+        .performance_cores
+        .filter(|p| *p > 0)
+        .unwrap_or(hw.cpu.physical_cores)
+        .max(1);
 
-    let nvidia = hw.gpus.iter().filter(|g| g.vendor == "NVIDIA").filter_map(|g| g.vram_bytes).max();
-    let apple = hw.gpus.iter().find(|g| g.vendor == "Apple" && g.unified_memory);
+    let nvidia = hw
+        .gpus
+        .iter()
+        .filter(|g| g.vendor == "NVIDIA")
+        .filter_map(|g| g.vram_bytes)
+        .max();
+    let apple = hw
+        .gpus
+        .iter()
+        .find(|g| g.vendor == "Apple" && g.unified_memory);
     let cpu_budget = (hw.memory.available_bytes as f64 * CPU_MEMORY_SHARE) as u64;
 
     let (device, budget) = if let (Some(vram), true) = (nvidia, caps.cuda) {
         (ComputeDevice::Cuda, (vram as f64 * VRAM_SHARE) as u64)
     } else if let (Some(gpu), true) = (apple, caps.metal) {
-        (ComputeDevice::Metal, gpu.working_set_bytes.unwrap_or(cpu_budget).min(hw.memory.available_bytes.max(cpu_budget)))
+        (
+            ComputeDevice::Metal,
+            gpu.working_set_bytes
+                .unwrap_or(cpu_budget)
+                .min(hw.memory.available_bytes.max(cpu_budget)),
+        )
     } else {
         if let Some(vram) = nvidia {
             notes.push(format!(
@@ -137,7 +158,10 @@ pub fn recommend(hw: &HardwareReport, manifest: &Manifest, caps: BuildCaps) -> R
         notes.push("the NPU does not run the chat model: mistral.rs has no NPU backend".into());
     }
     if hw.power.source == super::PowerSource::Battery {
-        notes.push("on battery: long local generations drain it; the router may prefer short local tasks".into());
+        notes.push(
+            "on battery: long local generations drain it; the router may prefer short local tasks"
+                .into(),
+        );
     }
 
     let models: Vec<ModelFit> = manifest
@@ -148,14 +172,25 @@ pub fn recommend(hw: &HardwareReport, manifest: &Manifest, caps: BuildCaps) -> R
 
     let best = models
         .iter()
-        .filter(|f| f.fits && f.est_decode_tok_s.map(|t| t >= USABLE_DECODE_TOK_S).unwrap_or(true))
+        .filter(|f| {
+            f.fits
+                && f.est_decode_tok_s
+                    .map(|t| t >= USABLE_DECODE_TOK_S)
+                    .unwrap_or(true)
+        })
         .max_by(|a, b| a.parameters_b.total_cmp(&b.parameters_b));
     // Nothing usable: the smallest model that fits at all still beats no local model.
     let best = best.or_else(|| {
-        models.iter().filter(|f| f.fits).min_by(|a, b| a.parameters_b.total_cmp(&b.parameters_b))
+        models
+            .iter()
+            .filter(|f| f.fits)
+            .min_by(|a, b| a.parameters_b.total_cmp(&b.parameters_b))
     });
     if best.is_none() {
-        notes.push("no model in the manifest fits in memory: everything non-sensitive goes to the cloud".into());
+        notes.push(
+            "no model in the manifest fits in memory: everything non-sensitive goes to the cloud"
+                .into(),
+        );
     }
 
     Recommendation {
@@ -170,7 +205,13 @@ pub fn recommend(hw: &HardwareReport, manifest: &Manifest, caps: BuildCaps) -> R
     }
 }
 
-fn fit(m: &ModelSpec, hw: &HardwareReport, device: ComputeDevice, budget: u64, threads: usize) -> ModelFit {
+fn fit(
+    m: &ModelSpec,
+    hw: &HardwareReport,
+    device: ComputeDevice,
+    budget: u64,
+    threads: usize,
+) -> ModelFit {
     let ctx = PLANNED_CONTEXT.min(m.context_length);
     let weights = m.loaded_size();
     let required = weights + m.kv_bytes_per_token * ctx + OVERHEAD_BYTES;
@@ -179,8 +220,13 @@ fn fit(m: &ModelSpec, hw: &HardwareReport, device: ComputeDevice, budget: u64, t
     let fits_ram = hw.memory.total_bytes >= min_ram;
     let est = match device {
         ComputeDevice::Cpu => {
-            let simd_factor = if hw.cpu.simd.build_uses_avx2 || hw.arch == "aarch64" { 1.0 } else { 1.0 / 3.0 };
-            let rate = (CPU_BYTES_PER_SEC_PER_CORE * threads as f64).min(CPU_BYTES_PER_SEC_CAP) * simd_factor;
+            let simd_factor = if hw.cpu.simd.build_uses_avx2 || hw.arch == "aarch64" {
+                1.0
+            } else {
+                1.0 / 3.0
+            };
+            let rate = (CPU_BYTES_PER_SEC_PER_CORE * threads as f64).min(CPU_BYTES_PER_SEC_CAP)
+                * simd_factor;
             Some((1.0 / (weights as f64 / rate + CPU_TOKEN_OVERHEAD_S)) as f32)
         }
         // No measurement to scale from yet for GPUs: say nothing rather than guess.
@@ -196,7 +242,11 @@ fn fit(m: &ModelSpec, hw: &HardwareReport, device: ComputeDevice, budget: u64, t
             budget as f64 / GB
         )
     } else {
-        format!("fits: {:.1} of {:.1} GB", required as f64 / GB, budget as f64 / GB)
+        format!(
+            "fits: {:.1} of {:.1} GB",
+            required as f64 / GB,
+            budget as f64 / GB
+        )
     };
     ModelFit {
         name: m.name.clone(),

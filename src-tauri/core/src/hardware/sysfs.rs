@@ -18,7 +18,11 @@ fn read_hex(path: &Path) -> Option<u32> {
 /// Sorted entry names of a directory (missing directory: none).
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     names
@@ -51,12 +55,15 @@ pub(crate) fn drm_gpus(root: &Path) -> Vec<GpuInfo> {
     entries(&drm)
         .into_iter()
         // card0, card1 ... but not connectors such as card0-HDMI-A-1
-        .filter(|n| n.starts_with("card") && n[4..].chars().all(|c| c.is_ascii_digit()) && n.len() > 4)
+        .filter(|n| {
+            n.starts_with("card") && n[4..].chars().all(|c| c.is_ascii_digit()) && n.len() > 4
+        })
         .filter_map(|card| {
             let dev = drm.join(&card).join("device");
             let vendor_id = read_hex(&dev.join("vendor"))?;
             let device_id = read_hex(&dev.join("device")).unwrap_or(0);
-            let vram = read_trim(&dev.join("mem_info_vram_total")).and_then(|s| s.parse::<u64>().ok());
+            let vram =
+                read_trim(&dev.join("mem_info_vram_total")).and_then(|s| s.parse::<u64>().ok());
             let (vendor, integrated) = match vendor_id {
                 0x10de => ("NVIDIA", false),
                 0x1002 => ("AMD", vram.map(|v| v < (1 << 30)).unwrap_or(true)),
@@ -126,7 +133,10 @@ pub(crate) fn power(root: &Path) -> PowerInfo {
         (None, Some(_)) => PowerSource::Ac,
         (None, None) => PowerSource::Unknown,
     };
-    PowerInfo { source, battery_percent: battery.map(|b| b.0) }
+    PowerInfo {
+        source,
+        battery_percent: battery.map(|b| b.0),
+    }
 }
 
 #[cfg(test)]

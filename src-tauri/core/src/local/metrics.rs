@@ -47,7 +47,13 @@ pub(crate) struct Timer {
 
 impl Timer {
     pub(crate) fn start() -> Self {
-        Self { start: Instant::now(), cpu_start: process_cpu_ms(), first: None, last: None, pieces: 0 }
+        Self {
+            start: Instant::now(),
+            cpu_start: process_cpu_ms(),
+            first: None,
+            last: None,
+            pieces: 0,
+        }
     }
 
     pub(crate) fn piece(&mut self) {
@@ -59,11 +65,19 @@ impl Timer {
 
     /// `prompt_tokens`/`completion_tokens` come from the engine's usage report when
     /// it gives one; otherwise the streamed pieces are counted (one per token).
-    pub(crate) fn finish(&self, prompt_tokens: Option<usize>, completion_tokens: Option<usize>, finish_reason: String) -> GenerationMetrics {
+    pub(crate) fn finish(
+        &self,
+        prompt_tokens: Option<usize>,
+        completion_tokens: Option<usize>,
+        finish_reason: String,
+    ) -> GenerationMetrics {
         let end = Instant::now();
         let completion = completion_tokens.unwrap_or(self.pieces);
         let prompt = prompt_tokens.unwrap_or(0);
-        let ttft = self.first.map(|f| f - self.start).unwrap_or(end - self.start);
+        let ttft = self
+            .first
+            .map(|f| f - self.start)
+            .unwrap_or(end - self.start);
         let decode_span = match (self.first, self.last) {
             (Some(f), Some(l)) if l > f => (l - f).as_secs_f64(),
             _ => 0.0,
@@ -72,8 +86,16 @@ impl Timer {
             prompt_tokens: prompt,
             completion_tokens: completion,
             ttft_ms: ttft.as_secs_f64() * 1000.0,
-            prompt_tok_per_s: if ttft.as_secs_f64() > 0.0 { prompt as f64 / ttft.as_secs_f64() } else { 0.0 },
-            decode_tok_per_s: if decode_span > 0.0 && completion > 1 { (completion - 1) as f64 / decode_span } else { 0.0 },
+            prompt_tok_per_s: if ttft.as_secs_f64() > 0.0 {
+                prompt as f64 / ttft.as_secs_f64()
+            } else {
+                0.0
+            },
+            decode_tok_per_s: if decode_span > 0.0 && completion > 1 {
+                (completion - 1) as f64 / decode_span
+            } else {
+                0.0
+            },
             wall_ms: (end - self.start).as_secs_f64() * 1000.0,
             cpu_ms: match (self.cpu_start, process_cpu_ms()) {
                 (Some(a), Some(b)) => Some(b - a),

@@ -9,14 +9,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mistralrs::core::{
-    AutoDeviceMapParams, DefaultSchedulerMethod, DeviceMapSetting, GGUFLoaderBuilder, GGUFSpecificConfig,
-    MistralRsBuilder, SchedulerConfig, TokenSource,
+    AutoDeviceMapParams, DefaultSchedulerMethod, DeviceMapSetting, GGUFLoaderBuilder,
+    GGUFSpecificConfig, MistralRsBuilder, SchedulerConfig, TokenSource,
 };
 use mistralrs::{Device, ModelDType, RequestBuilder, Response, TextMessageRole};
 use tokio::sync::{mpsc, oneshot};
 
 use super::metrics::Timer;
-use super::{ActivationDType, GenerateRequest, LoadedModel, LocalEngine, LocalError, Role, StreamEvent, TokenStream};
+use super::{
+    ActivationDType, GenerateRequest, LoadedModel, LocalEngine, LocalError, Role, StreamEvent,
+    TokenStream,
+};
 use crate::events::{Event, EventBus};
 use crate::models::gguf;
 
@@ -35,7 +38,14 @@ pub struct EngineOptions {
 
 impl EngineOptions {
     pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        Self { name: name.into(), path: path.into(), threads: None, dtype: ActivationDType::Auto, queue: 8, force_cpu: false }
+        Self {
+            name: name.into(),
+            path: path.into(),
+            threads: None,
+            dtype: ActivationDType::Auto,
+            queue: 8,
+            force_cpu: false,
+        }
     }
 }
 
@@ -56,14 +66,25 @@ impl MistralEngine {
         let name = opts.name.clone();
         let shown = opts.path.display().to_string();
         let bytes = std::fs::metadata(&opts.path).map(|m| m.len()).unwrap_or(0);
-        events.emit(Event::ModelLoadStarted { model: name.clone(), path: shown.clone(), bytes });
+        events.emit(Event::ModelLoadStarted {
+            model: name.clone(),
+            path: shown.clone(),
+            bytes,
+        });
         let fail = |e: LocalError, events: &EventBus| {
             use crate::ErrorCode;
-            events.emit(Event::ModelLoadFailed { model: name.clone(), code: e.code().into(), message: e.to_string() });
+            events.emit(Event::ModelLoadFailed {
+                model: name.clone(),
+                code: e.code().into(),
+                message: e.to_string(),
+            });
             e
         };
 
-        events.emit(Event::ModelLoadPhase { model: name.clone(), phase: "checking file".into() });
+        events.emit(Event::ModelLoadPhase {
+            model: name.clone(),
+            phase: "checking file".into(),
+        });
         let path = opts.path.clone();
         let info = tokio::task::spawn_blocking(move || gguf::inspect(&path))
             .await
@@ -74,22 +95,35 @@ impl MistralEngine {
         if let Some(n) = opts.threads {
             configure_threads(n);
         }
-        events.emit(Event::ModelLoadPhase { model: name.clone(), phase: "loading weights".into() });
+        events.emit(Event::ModelLoadPhase {
+            model: name.clone(),
+            phase: "loading weights".into(),
+        });
         let (ready_tx, ready_rx) = oneshot::channel();
         let (jobs_tx, jobs_rx) = mpsc::channel::<Job>(opts.queue.max(1));
         let thread_opts = opts.clone();
         std::thread::Builder::new()
             .name("tandem-local-engine".into())
             .spawn(move || engine_thread(thread_opts, ready_tx, jobs_rx))
-            .map_err(|e| fail(LocalError::Load(format!("cannot start engine thread: {e}")), &events))?;
+            .map_err(|e| {
+                fail(
+                    LocalError::Load(format!("cannot start engine thread: {e}")),
+                    &events,
+                )
+            })?;
         let (device, dtype, load_seconds) = ready_rx
             .await
             .map_err(|_| LocalError::Load("engine thread ended while loading".into()))
             .and_then(|r| r)
             .map_err(|e| fail(e, &events))?;
         tracing::info!(model = %name, seconds = load_seconds, %device, %dtype, "local model loaded");
-        events.emit(Event::ModelLoaded { model: name.clone(), seconds: load_seconds });
-        let threads = opts.threads.unwrap_or_else(candle_core::utils::get_num_threads);
+        events.emit(Event::ModelLoaded {
+            model: name.clone(),
+            seconds: load_seconds,
+        });
+        let threads = opts
+            .threads
+            .unwrap_or_else(candle_core::utils::get_num_threads);
         Ok(Self {
             jobs: jobs_tx,
             queue: opts.queue.max(1),
@@ -108,18 +142,24 @@ impl MistralEngine {
 
 impl LocalEngine for MistralEngine {
     fn generate(&self, request: GenerateRequest) -> Result<TokenStream, LocalError> {
-        if request.messages.is_empty() || request.messages.iter().all(|m| m.content.trim().is_empty()) {
+        if request.messages.is_empty()
+            || request.messages.iter().all(|m| m.content.trim().is_empty())
+        {
             return Err(LocalError::BadRequest("the prompt is empty".into()));
         }
         if request.max_tokens == 0 {
-            return Err(LocalError::BadRequest("max_tokens must be at least 1".into()));
+            return Err(LocalError::BadRequest(
+                "max_tokens must be at least 1".into(),
+            ));
         }
         // Small buffer: the engine runs ahead of a slow reader by a few tokens only.
         let (tx, rx) = mpsc::channel(64);
-        self.jobs.try_send(Job { request, reply: tx }).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => LocalError::QueueFull(self.queue),
-            mpsc::error::TrySendError::Closed(_) => LocalError::Stopped,
-        })?;
+        self.jobs
+            .try_send(Job { request, reply: tx })
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => LocalError::QueueFull(self.queue),
+                mpsc::error::TrySendError::Closed(_) => LocalError::Stopped,
+            })?;
         Ok(TokenStream::new(rx))
     }
 
@@ -134,7 +174,11 @@ fn configure_threads(n: usize) {
     let n = n.max(1);
     // Edition 2021: set_var is safe to call; this runs before the engine thread exists.
     std::env::set_var("RAYON_NUM_THREADS", n.to_string());
-    if rayon::ThreadPoolBuilder::new().num_threads(n).build_global().is_err() {
+    if rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .is_err()
+    {
         tracing::debug!("rayon pool already initialised; keeping its size");
     }
 }
@@ -142,10 +186,16 @@ fn configure_threads(n: usize) {
 type Ready = Result<(String, String, f64), LocalError>;
 
 fn engine_thread(opts: EngineOptions, ready: oneshot::Sender<Ready>, jobs: mpsc::Receiver<Job>) {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(LocalError::Load(format!("cannot start engine runtime: {e}"))));
+            let _ = ready.send(Err(LocalError::Load(format!(
+                "cannot start engine runtime: {e}"
+            ))));
             return;
         }
     };
@@ -160,7 +210,10 @@ fn engine_thread(opts: EngineOptions, ready: oneshot::Sender<Ready>, jobs: mpsc:
                 return;
             }
             Err(join) => {
-                let _ = ready.send(Err(LocalError::Load(format!("the loader crashed: {}", panic_text(join)))));
+                let _ = ready.send(Err(LocalError::Load(format!(
+                    "the loader crashed: {}",
+                    panic_text(join)
+                ))));
                 return;
             }
         };
@@ -180,15 +233,22 @@ fn panic_text(e: tokio::task::JoinError) -> String {
     }
 }
 
-async fn build_model(opts: EngineOptions) -> Result<(mistralrs::Model, String, String), LocalError> {
+async fn build_model(
+    opts: EngineOptions,
+) -> Result<(mistralrs::Model, String, String), LocalError> {
     let load = |e: anyhow::Error| LocalError::Load(format!("{e:#}"));
-    let dir = opts.path.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| PathBuf::from("."));
+    let dir = opts
+        .path
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| PathBuf::from("."));
     let file = opts
         .path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .ok_or_else(|| LocalError::Load("model path has no file name".into()))?;
-    let device = mistralrs::best_device(opts.force_cpu).map_err(|e| LocalError::Load(e.to_string()))?;
+    let device =
+        mistralrs::best_device(opts.force_cpu).map_err(|e| LocalError::Load(e.to_string()))?;
     let dtype = match (opts.dtype, &device) {
         (ActivationDType::F32, _) | (ActivationDType::Auto, Device::Cpu) => ModelDType::F32,
         (ActivationDType::F16, _) => ModelDType::F16,
@@ -290,7 +350,12 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                 for choice in chunk.choices {
                     if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
                         timer.piece();
-                        if job.reply.send(Ok(StreamEvent::Token { text })).await.is_err() {
+                        if job
+                            .reply
+                            .send(Ok(StreamEvent::Token { text }))
+                            .await
+                            .is_err()
+                        {
                             return Ok(());
                         }
                     }
@@ -311,10 +376,18 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                 return Err(LocalError::Generation(e.to_string()));
             }
             Response::ModelError(msg, _) => return Err(LocalError::Generation(msg)),
-            _ => return Err(LocalError::Generation("unexpected response kind from the engine".into())),
+            _ => {
+                return Err(LocalError::Generation(
+                    "unexpected response kind from the engine".into(),
+                ))
+            }
         }
     }
-    let metrics = timer.finish(usage.as_ref().map(|u| u.prompt_tokens), usage.as_ref().map(|u| u.completion_tokens), finish.unwrap_or_else(|| "stop".into()));
+    let metrics = timer.finish(
+        usage.as_ref().map(|u| u.prompt_tokens),
+        usage.as_ref().map(|u| u.completion_tokens),
+        finish.unwrap_or_else(|| "stop".into()),
+    );
     let _ = job.reply.send(Ok(StreamEvent::Done { metrics })).await;
     Ok(())
 }

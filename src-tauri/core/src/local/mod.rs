@@ -40,7 +40,10 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: Role::User, content: content.into() }
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
     }
 }
 
@@ -54,7 +57,11 @@ pub struct GenerateRequest {
 
 impl GenerateRequest {
     pub fn prompt(text: impl Into<String>) -> Self {
-        Self { messages: vec![ChatMessage::user(text)], max_tokens: 256, temperature: None }
+        Self {
+            messages: vec![ChatMessage::user(text)],
+            max_tokens: 256,
+            temperature: None,
+        }
     }
 }
 
@@ -106,7 +113,10 @@ pub struct ModelErrorInfo {
 impl From<crate::models::ModelError> for LocalError {
     fn from(e: crate::models::ModelError) -> Self {
         use crate::ErrorCode;
-        LocalError::Model(ModelErrorInfo { code: e.code(), message: e.to_string() })
+        LocalError::Model(ModelErrorInfo {
+            code: e.code(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -167,14 +177,16 @@ pub async fn load_configured(
     events: crate::events::EventBus,
 ) -> Result<MistralEngine, LocalError> {
     let manifest = crate::models::Manifest::load(&settings.models_dir)?;
-    let (spec, path) = crate::models::resolve(&settings.models_dir, &manifest, settings.model.as_deref())?;
+    let (spec, path) =
+        crate::models::resolve(&settings.models_dir, &manifest, settings.model.as_deref())?;
     let threads = match settings.threads {
         Some(t) => t,
         None => {
             let hw = tokio::task::spawn_blocking(crate::hardware::probe)
                 .await
                 .map_err(|e| LocalError::Load(e.to_string()))?;
-            crate::hardware::recommend(&hw, &manifest, crate::hardware::BuildCaps::current()).threads
+            crate::hardware::recommend(&hw, &manifest, crate::hardware::BuildCaps::current())
+                .threads
         }
     };
     let mut opts = EngineOptions::new(spec.name, path);

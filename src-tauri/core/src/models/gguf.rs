@@ -15,8 +15,16 @@ use serde::Serialize;
 use super::{io_err, ModelError};
 
 /// `general.architecture` values mistral.rs 0.8.1 can load from GGUF.
-pub const SUPPORTED_ARCHITECTURES: &[&str] =
-    &["llama", "mistral3", "phi2", "phi3", "starcoder2", "qwen2", "qwen3", "qwen3moe"];
+pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
+    "llama",
+    "mistral3",
+    "phi2",
+    "phi3",
+    "starcoder2",
+    "qwen2",
+    "qwen3",
+    "qwen3moe",
+];
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct GgufInfo {
@@ -33,23 +41,40 @@ pub struct GgufInfo {
 fn read_content(path: &Path) -> Result<(gguf_file::Content, u64), ModelError> {
     let shown = path.display().to_string();
     let mut file = File::open(path).map_err(io_err(format!("opening {shown}")))?;
-    let len = file.metadata().map_err(io_err(format!("reading {shown}")))?.len();
+    let len = file
+        .metadata()
+        .map_err(io_err(format!("reading {shown}")))?
+        .len();
     let mut magic = [0u8; 4];
     if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
-        return Err(ModelError::NotGguf { path: shown, reason: "no GGUF magic".into() });
+        return Err(ModelError::NotGguf {
+            path: shown,
+            reason: "no GGUF magic".into(),
+        });
     }
     let mut reader = BufReader::new(File::open(path).map_err(io_err(format!("opening {shown}")))?);
     // candle's reader trusts counts in the header; a hostile or damaged file must
     // not take the process down with it.
-    let content = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gguf_file::Content::read(&mut reader)))
-        .map_err(|_| ModelError::NotGguf { path: shown.clone(), reason: "header parser panicked".into() })?
-        .map_err(|e| {
-            if len < 1 << 20 || e.to_string().contains("failed to fill whole buffer") {
-                ModelError::NotGguf { path: shown.clone(), reason: format!("unreadable header: {e}") }
-            } else {
-                ModelError::NotGguf { path: shown.clone(), reason: e.to_string() }
+    let content = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        gguf_file::Content::read(&mut reader)
+    }))
+    .map_err(|_| ModelError::NotGguf {
+        path: shown.clone(),
+        reason: "header parser panicked".into(),
+    })?
+    .map_err(|e| {
+        if len < 1 << 20 || e.to_string().contains("failed to fill whole buffer") {
+            ModelError::NotGguf {
+                path: shown.clone(),
+                reason: format!("unreadable header: {e}"),
             }
-        })?;
+        } else {
+            ModelError::NotGguf {
+                path: shown.clone(),
+                reason: e.to_string(),
+            }
+        }
+    })?;
     Ok((content, len))
 }
 
@@ -88,7 +113,12 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, ModelError> {
     let (content, len) = read_content(path)?;
     let arch = match content.metadata.get("general.architecture") {
         Some(Value::String(s)) => s.clone(),
-        _ => return Err(ModelError::NotGguf { path: shown, reason: "no general.architecture".into() }),
+        _ => {
+            return Err(ModelError::NotGguf {
+                path: shown,
+                reason: "no general.architecture".into(),
+            })
+        }
     };
     let mut needed = content.tensor_data_offset;
     let mut types: HashMap<String, usize> = HashMap::new();
@@ -100,7 +130,11 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, ModelError> {
         *types.entry(ggml_name(info.ggml_dtype)).or_default() += 1;
     }
     if len < needed {
-        return Err(ModelError::Truncated { path: shown, expected: needed, actual: len });
+        return Err(ModelError::Truncated {
+            path: shown,
+            expected: needed,
+            actual: len,
+        });
     }
     if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
         return Err(ModelError::UnsupportedArchitecture {
@@ -117,7 +151,10 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, ModelError> {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
         },
-        context_length: content.metadata.get(&ctx_key).and_then(|v| v.to_u64().ok().or_else(|| v.to_u32().ok().map(u64::from))),
+        context_length: content
+            .metadata
+            .get(&ctx_key)
+            .and_then(|v| v.to_u64().ok().or_else(|| v.to_u32().ok().map(u64::from))),
         has_chat_template: content.metadata.contains_key("tokenizer.chat_template"),
         architecture: arch,
         tensor_count: content.tensor_infos.len(),
@@ -147,17 +184,26 @@ pub fn requantize(src: &Path, dst: &Path, from: &[String], to: &str) -> Result<(
         .collect::<Result<_, _>>()?;
     inspect(src)?;
     let (content, _) = read_content(src)?;
-    let mut reader = BufReader::new(File::open(src).map_err(io_err(format!("opening {}", src.display())))?);
+    let mut reader =
+        BufReader::new(File::open(src).map_err(io_err(format!("opening {}", src.display())))?);
 
-    let mut names: Vec<(&String, u64)> = content.tensor_infos.iter().map(|(n, i)| (n, i.offset)).collect();
+    let mut names: Vec<(&String, u64)> = content
+        .tensor_infos
+        .iter()
+        .map(|(n, i)| (n, i.offset))
+        .collect();
     names.sort_by_key(|(_, off)| *off);
     let mut tensors: Vec<(String, QTensor)> = Vec::with_capacity(names.len());
     for (name, _) in names {
-        let q = content.tensor(&mut reader, name, &Device::Cpu).map_err(|e| rq(format!("{name}: {e}")))?;
+        let q = content
+            .tensor(&mut reader, name, &Device::Cpu)
+            .map_err(|e| rq(format!("{name}: {e}")))?;
         let block = target.block_size();
         let last_dim = q.shape().dims().last().copied().unwrap_or(0);
         let q = if sources.contains(&q.dtype()) && last_dim % block == 0 {
-            let f = q.dequantize(&Device::Cpu).map_err(|e| rq(format!("{name}: {e}")))?;
+            let f = q
+                .dequantize(&Device::Cpu)
+                .map_err(|e| rq(format!("{name}: {e}")))?;
             QTensor::quantize(&f, target).map_err(|e| rq(format!("{name}: {e}")))?
         } else {
             q
@@ -186,8 +232,11 @@ pub fn requantize(src: &Path, dst: &Path, from: &[String], to: &str) -> Result<(
         let mut w = BufWriter::new(file);
         gguf_file::write(&mut w, &metadata, &tensor_refs).map_err(|e| rq(e.to_string()))?;
         use std::io::Write;
-        w.flush().map_err(io_err(format!("writing {}", part.display())))?;
-        w.get_ref().sync_all().map_err(io_err(format!("syncing {}", part.display())))?;
+        w.flush()
+            .map_err(io_err(format!("writing {}", part.display())))?;
+        w.get_ref()
+            .sync_all()
+            .map_err(io_err(format!("syncing {}", part.display())))?;
     }
     inspect(&part)?;
     std::fs::rename(&part, dst).map_err(io_err(format!("renaming to {}", dst.display())))?;

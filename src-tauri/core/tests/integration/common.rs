@@ -23,7 +23,9 @@ pub fn default_model() -> (String, PathBuf) {
     let manifest = Manifest::load(&dir).unwrap();
     match models::resolve(&dir, &manifest, None) {
         Ok((spec, path)) => (spec.name, path),
-        Err(e) => panic!("{e}; run `make models` (or `cargo run -p tandem-cli -- models fetch`) first"),
+        Err(e) => {
+            panic!("{e}; run `make models` (or `cargo run -p tandem-cli -- models fetch`) first")
+        }
     }
 }
 
@@ -73,7 +75,11 @@ pub async fn engine() -> Arc<MistralEngine> {
             let (name, path) = default_model();
             let mut opts = EngineOptions::new(name, path);
             opts.threads = Some(2);
-            Arc::new(MistralEngine::load(opts, EventBus::new()).await.expect("the default model loads"))
+            Arc::new(
+                MistralEngine::load(opts, EventBus::new())
+                    .await
+                    .expect("the default model loads"),
+            )
         })
         .await
         .clone()

@@ -9,7 +9,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Response, StatusCode};
 use axum::routing::get;
 use sha2::{Digest, Sha256};
-use tandem_core::models::{fetch_model, FetchOptions, FetchProgress, ModelError, ModelSource, ModelSpec};
+use tandem_core::models::{
+    fetch_model, FetchOptions, FetchProgress, ModelError, ModelSource, ModelSpec,
+};
 
 #[derive(Clone)]
 struct Server {
@@ -27,7 +29,10 @@ async fn serve(State(s): State<Server>, headers: HeaderMap) -> Response<Body> {
         .and_then(|v| v.to_str().ok())
         .map(|r| {
             s.ranges.lock().unwrap().push(r.to_string());
-            r.trim_start_matches("bytes=").trim_end_matches('-').parse::<usize>().unwrap()
+            r.trim_start_matches("bytes=")
+                .trim_end_matches('-')
+                .parse::<usize>()
+                .unwrap()
         })
         .unwrap_or(0);
     let mut b = Response::builder();
@@ -41,16 +46,33 @@ async fn serve(State(s): State<Server>, headers: HeaderMap) -> Response<Body> {
             Ok::<_, std::io::Error>(bytes::Bytes::from(half)),
             Err(std::io::Error::other("connection reset")),
         ]);
-        return b.header("content-length", s.data.len()).body(Body::from_stream(stream)).unwrap();
+        return b
+            .header("content-length", s.data.len())
+            .body(Body::from_stream(stream))
+            .unwrap();
     }
     let rest = s.data[start..].to_vec();
-    let status = if start > 0 { StatusCode::PARTIAL_CONTENT } else { StatusCode::OK };
-    b.status(status).header("content-length", rest.len()).body(Body::from(rest)).unwrap()
+    let status = if start > 0 {
+        StatusCode::PARTIAL_CONTENT
+    } else {
+        StatusCode::OK
+    };
+    b.status(status)
+        .header("content-length", rest.len())
+        .body(Body::from(rest))
+        .unwrap()
 }
 
 async fn start(data: Vec<u8>, etag: Option<String>) -> (String, Server) {
-    let s = Server { data: Arc::new(data), hits: Arc::new(AtomicUsize::new(0)), ranges: Default::default(), etag };
-    let app = axum::Router::new().route("/m.gguf", get(serve)).with_state(s.clone());
+    let s = Server {
+        data: Arc::new(data),
+        hits: Arc::new(AtomicUsize::new(0)),
+        ranges: Default::default(),
+        etag,
+    };
+    let app = axum::Router::new()
+        .route("/m.gguf", get(serve))
+        .with_state(s.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -78,7 +100,9 @@ fn spec(url: String, data: &[u8], sha: Option<String>) -> ModelSpec {
 }
 
 fn payload() -> Vec<u8> {
-    (0..3_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect()
+    (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect()
 }
 
 #[tokio::test]
@@ -98,11 +122,19 @@ async fn resumes_after_a_dropped_connection_and_verifies() {
 
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen2 = seen.clone();
-    let report = fetch_model(&s, &opts, move |p| seen2.lock().unwrap().push(p)).await.unwrap();
-    assert_eq!(server.ranges.lock().unwrap().as_slice(), [format!("bytes={kept}-")]);
+    let report = fetch_model(&s, &opts, move |p| seen2.lock().unwrap().push(p))
+        .await
+        .unwrap();
+    assert_eq!(
+        server.ranges.lock().unwrap().as_slice(),
+        [format!("bytes={kept}-")]
+    );
     assert_eq!(report.sha256, sha);
     assert_eq!(report.verified_by, "manifest");
-    assert_eq!(std::fs::read(dir.path().join("loopback/m.gguf")).unwrap(), data);
+    assert_eq!(
+        std::fs::read(dir.path().join("loopback/m.gguf")).unwrap(),
+        data
+    );
     assert!(!part.exists());
     let seen = seen.lock().unwrap();
     assert!(seen.iter().any(|p| matches!(p, FetchProgress::Downloading { done_bytes, .. } if *done_bytes == data.len() as u64)));
@@ -122,7 +154,9 @@ async fn a_wrong_hash_is_refused_and_the_partial_file_removed() {
     server.hits.store(1, Ordering::SeqCst); // no simulated drop
     let dir = tempfile::tempdir().unwrap();
     let s = spec(url, &data, Some("0".repeat(64)));
-    let err = fetch_model(&s, &FetchOptions::new(dir.path()), |_| {}).await.unwrap_err();
+    let err = fetch_model(&s, &FetchOptions::new(dir.path()), |_| {})
+        .await
+        .unwrap_err();
     assert!(matches!(err, ModelError::Checksum { .. }), "{err:?}");
     assert!(!dir.path().join("loopback/m.gguf").exists());
     assert!(!dir.path().join("loopback/m.gguf.part").exists());
@@ -135,7 +169,13 @@ async fn without_a_manifest_hash_the_publisher_hash_is_used() {
     let (url, server) = start(data.clone(), Some(good.clone())).await;
     server.hits.store(1, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
-    let report = fetch_model(&spec(url, &data, None), &FetchOptions::new(dir.path()), |_| {}).await.unwrap();
+    let report = fetch_model(
+        &spec(url, &data, None),
+        &FetchOptions::new(dir.path()),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(report.verified_by, "publisher");
     assert_eq!(report.sha256, good);
 
@@ -143,6 +183,12 @@ async fn without_a_manifest_hash_the_publisher_hash_is_used() {
     let (url, server) = start(data.clone(), Some("f".repeat(64))).await;
     server.hits.store(1, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
-    let err = fetch_model(&spec(url, &data, None), &FetchOptions::new(dir.path()), |_| {}).await.unwrap_err();
+    let err = fetch_model(
+        &spec(url, &data, None),
+        &FetchOptions::new(dir.path()),
+        |_| {},
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, ModelError::Checksum { .. }));
 }

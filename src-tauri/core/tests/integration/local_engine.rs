@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
 use tandem_core::events::{Event, EventBus};
-use tandem_core::local::{EngineOptions, GenerateRequest, LocalEngine, LocalError, MistralEngine, StreamEvent};
+use tandem_core::local::{
+    EngineOptions, GenerateRequest, LocalEngine, LocalError, MistralEngine, StreamEvent,
+};
 
 use crate::common;
 
@@ -18,7 +20,9 @@ fn req(prompt: &str, max_tokens: usize) -> GenerateRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_tokens_with_metrics() {
     let engine = common::engine().await;
-    let mut stream = engine.generate(req("What is the capital of Germany?", 24)).unwrap();
+    let mut stream = engine
+        .generate(req("What is the capital of Germany?", 24))
+        .unwrap();
     let mut pieces = Vec::new();
     let mut done = None;
     while let Some(ev) = stream.next().await {
@@ -28,20 +32,44 @@ async fn streams_tokens_with_metrics() {
         }
     }
     let m = done.expect("a Done event ends the stream");
-    assert!(pieces.len() >= 2, "tokens arrive one by one, got {pieces:?}");
+    assert!(
+        pieces.len() >= 2,
+        "tokens arrive one by one, got {pieces:?}"
+    );
     let text: String = pieces.concat();
-    assert!(text.to_lowercase().contains("berlin"), "the model answers: {text:?}");
+    assert!(
+        text.to_lowercase().contains("berlin"),
+        "the model answers: {text:?}"
+    );
     assert!(m.prompt_tokens > 5, "{m:?}");
-    assert!(m.completion_tokens >= pieces.len().min(24) && m.completion_tokens <= 24, "{m:?}");
-    assert!(m.ttft_ms > 0.0 && m.wall_ms >= m.ttft_ms && m.decode_tok_per_s > 0.0 && m.prompt_tok_per_s > 0.0);
+    assert!(
+        m.completion_tokens >= pieces.len().min(24) && m.completion_tokens <= 24,
+        "{m:?}"
+    );
+    assert!(
+        m.ttft_ms > 0.0
+            && m.wall_ms >= m.ttft_ms
+            && m.decode_tok_per_s > 0.0
+            && m.prompt_tok_per_s > 0.0
+    );
     assert!(m.cpu_ms.unwrap() > 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn greedy_generation_is_deterministic() {
     let engine = common::engine().await;
-    let (a, _) = engine.generate(req("Name three colours.", 16)).unwrap().collect_text().await.unwrap();
-    let (b, _) = engine.generate(req("Name three colours.", 16)).unwrap().collect_text().await.unwrap();
+    let (a, _) = engine
+        .generate(req("Name three colours.", 16))
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
+    let (b, _) = engine
+        .generate(req("Name three colours.", 16))
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
     assert!(!a.is_empty());
     assert_eq!(a, b);
 }
@@ -49,18 +77,31 @@ async fn greedy_generation_is_deterministic() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_stream_cancels_generation() {
     let engine = common::engine().await;
-    let mut long = engine.generate(req("Write a very long story about the sea.", 4000)).unwrap();
+    let mut long = engine
+        .generate(req("Write a very long story about the sea.", 4000))
+        .unwrap();
     for _ in 0..3 {
-        assert!(matches!(long.next().await, Some(Ok(StreamEvent::Token { .. }))));
+        assert!(matches!(
+            long.next().await,
+            Some(Ok(StreamEvent::Token { .. }))
+        ));
     }
     drop(long);
     // If the 4000-token generation went on, this request would wait minutes for it
     // (about 30 tokens/s here); cancelled, it starts at once. The bound is 20x loose.
     let started = std::time::Instant::now();
-    let (text, m) = engine.generate(req("Say hello.", 8)).unwrap().collect_text().await.unwrap();
+    let (text, m) = engine
+        .generate(req("Say hello.", 8))
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
     assert!(!text.is_empty());
     assert!(m.completion_tokens <= 8);
-    assert!(started.elapsed().as_secs() < 30, "the cancelled generation kept the engine busy");
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "the cancelled generation kept the engine busy"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -94,19 +135,31 @@ async fn a_full_queue_refuses_instead_of_waiting() {
                 accepted = Some(s);
                 break;
             }
-            Err(LocalError::QueueFull(_)) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            Err(LocalError::QueueFull(_)) => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await
+            }
             Err(e) => panic!("unexpected {e}"),
         }
     }
-    let (text, _) = accepted.expect("the queue drained").collect_text().await.unwrap();
+    let (text, _) = accepted
+        .expect("the queue drained")
+        .collect_text()
+        .await
+        .unwrap();
     assert!(!text.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_prompts_are_rejected() {
     let engine = common::engine().await;
-    assert!(matches!(engine.generate(req("   ", 8)), Err(LocalError::BadRequest(_))));
-    assert!(matches!(engine.generate(req("hi", 0)), Err(LocalError::BadRequest(_))));
+    assert!(matches!(
+        engine.generate(req("   ", 8)),
+        Err(LocalError::BadRequest(_))
+    ));
+    assert!(matches!(
+        engine.generate(req("hi", 0)),
+        Err(LocalError::BadRequest(_))
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,19 +168,36 @@ async fn loading_emits_events_and_touches_no_network() {
     let bus = EventBus::new();
     let mut rx = bus.subscribe();
     let (name, path) = common::default_model();
-    let engine = MistralEngine::load(EngineOptions::new(&name, path), bus).await.unwrap();
+    let engine = MistralEngine::load(EngineOptions::new(&name, path), bus)
+        .await
+        .unwrap();
     let info = engine.model().clone();
     assert_eq!(info.architecture, "llama");
     assert_eq!(info.device, "cpu");
     assert_eq!(info.dtype, "f32");
-    let (text, _) = engine.generate(req("Hi", 4)).unwrap().collect_text().await.unwrap();
+    let (text, _) = engine
+        .generate(req("Hi", 4))
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
     assert!(!text.is_empty());
 
     let mut events = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         events.push(ev);
     }
-    assert!(matches!(events.first(), Some(Event::ModelLoadStarted { .. })), "{events:?}");
-    assert!(matches!(events.last(), Some(Event::ModelLoaded { seconds, .. }) if *seconds > 0.0), "{events:?}");
-    assert_eq!(common::NETWORK_TOUCHES.load(Ordering::SeqCst), 0, "loading or generating reached for the network");
+    assert!(
+        matches!(events.first(), Some(Event::ModelLoadStarted { .. })),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(Event::ModelLoaded { seconds, .. }) if *seconds > 0.0),
+        "{events:?}"
+    );
+    assert_eq!(
+        common::NETWORK_TOUCHES.load(Ordering::SeqCst),
+        0,
+        "loading or generating reached for the network"
+    );
 }

@@ -7,3 +7,4 @@ mod fetch;
 mod hardware;
 mod local_engine;
 mod model_files;
+mod sensitivity;

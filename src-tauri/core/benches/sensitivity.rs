@@ -1,0 +1,155 @@
+//! Sensitivity engine speed: the rule stage's throughput over mixed prose (MB/s on one core),
+//! a 4 KB prompt's latency (median and p99), and the NER stage's cost per KB. Peer in the same
+//! run: one plain `regex` pass for email addresses over the same text, the least any scanner does.
+//!
+//!     cargo bench -p tandem-core --bench sensitivity      (or bench/sensitivity.sh)
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use tandem_core::sensitivity::{self, Scanner, UserRules};
+
+/// English prose with an identifier roughly every 600 bytes (emails, cards, IBANs, phones,
+/// dates, a key), deterministic.
+fn mixed_prose(bytes: usize) -> String {
+    let sentences = [
+        "The committee reviewed the quarterly figures and agreed to revisit the budget next spring. ",
+        "Most of the delays came from the supplier, who changed the delivery schedule twice. ",
+        "We should summarise the findings in plain language before the meeting on Thursday. ",
+        "Several readers asked how the new policy affects remote work and travel expenses. ",
+        "The draft still needs a section on risks, costs and the expected timeline. ",
+        "Please keep the tone friendly but precise, and avoid jargon where possible. ",
+    ];
+    let ids = [
+        "Contact jane.doe@example.com for the slides. ",
+        "The card 4111 1111 1111 1111 was charged twice. ",
+        "Transfer to DE89 3704 0044 0532 0130 00 by Friday. ",
+        "Call +44 20 7946 0958 after lunch. ",
+        "She was born on 12 March 1984 in Leeds. ",
+        "The key AKIAIOSFODNN7EXAMPLE leaked in the log. ",
+        "Server 10.20.30.40 restarted at noon. ",
+    ];
+    let mut out = String::with_capacity(bytes + 200);
+    let (mut i, mut j) = (0, 0);
+    while out.len() < bytes {
+        out.push_str(sentences[i % sentences.len()]);
+        i += 1;
+        if i % 7 == 0 {
+            out.push_str(ids[j % ids.len()]);
+            j += 1;
+        }
+    }
+    out
+}
+
+fn percentile(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort();
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let rules = Scanner::rules_only(&UserRules::default()).expect("scanner");
+    let text = mixed_prose(1 << 20);
+    let email =
+        regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}").expect("peer regex");
+
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .measurement_time(Duration::from_secs(5))
+        .sample_size(20);
+    let mut g = c.benchmark_group("rules_1MiB_mixed_prose");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("tandem_rule_stage", |b| {
+        b.iter(|| black_box(rules.scan(black_box(&text))))
+    });
+    g.bench_function("peer_single_email_regex", |b| {
+        b.iter(|| black_box(email.find_iter(black_box(&text)).count()))
+    });
+    g.finish();
+
+    // Throughput and latency figures printed plainly, for bench/RESULTS.md.
+    let time = |f: &mut dyn FnMut(), n: usize| {
+        let t = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        t.elapsed() / n as u32
+    };
+    let rule_t = time(
+        &mut || {
+            black_box(rules.scan(&text));
+        },
+        10,
+    );
+    let peer_t = time(
+        &mut || {
+            black_box(email.find_iter(&text).count());
+        },
+        10,
+    );
+    let mb = text.len() as f64 / 1e6;
+    println!(
+        "rule stage: {:.0} MB/s on one core; peer (one email regex): {:.0} MB/s; ratio {:.2}",
+        mb / rule_t.as_secs_f64(),
+        mb / peer_t.as_secs_f64(),
+        peer_t.as_secs_f64() / rule_t.as_secs_f64()
+    );
+
+    let prompt = mixed_prose(4096);
+    let prompt = &prompt[..prompt
+        .char_indices()
+        .map(|(i, _)| i)
+        .take_while(|&i| i <= 4096)
+        .last()
+        .unwrap_or(0)];
+    let mut lat = Vec::with_capacity(2000);
+    for _ in 0..2000 {
+        let t = Instant::now();
+        black_box(rules.scan(prompt));
+        lat.push(t.elapsed());
+    }
+    println!(
+        "rule stage, 4 KB prompt: median {:?}, p99 {:?}",
+        percentile(lat.clone(), 0.5),
+        percentile(lat, 0.99)
+    );
+
+    // NER stage (when the model is present): ms per KB and a 4 KB prompt's p99.
+    let dir = std::env::var_os("TANDEM_MODELS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"))
+        })
+        .join(sensitivity::NER_DIR);
+    let full = Scanner::load(
+        &UserRules::default(),
+        &dir,
+        &dir.join(sensitivity::ORT_LIBRARY),
+        None,
+    )
+    .expect("scanner");
+    if !full.has_ner() {
+        println!("NER stage: skipped ({:?})", full.notices());
+        return;
+    }
+    let kb = mixed_prose(1024);
+    let per_kb = time(
+        &mut || {
+            black_box(full.scan(&kb));
+        },
+        20,
+    );
+    println!("rules + NER, 1 KB: {:.1} ms", per_kb.as_secs_f64() * 1e3);
+    let mut lat = Vec::with_capacity(100);
+    for _ in 0..100 {
+        let t = Instant::now();
+        black_box(full.scan(prompt));
+        lat.push(t.elapsed());
+    }
+    println!(
+        "rules + NER, 4 KB prompt: median {:?}, p99 {:?}",
+        percentile(lat.clone(), 0.5),
+        percentile(lat, 0.99)
+    );
+}

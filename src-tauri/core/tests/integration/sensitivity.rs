@@ -1,0 +1,322 @@
+//! The sensitivity engine end to end: the real NER model through the real ONNX Runtime,
+//! code point offsets, verdicts, redaction, user rules, and property tests for masking and
+//! for robustness on arbitrary input.
+
+use std::sync::{Arc, OnceLock};
+
+use proptest::prelude::*;
+use tandem_core::sensitivity::{
+    self, Provenance, Pseudonymizer, ScanReport, Scanner, Tier, UserPattern, UserRules, Verdict,
+};
+
+use crate::common::models_dir;
+
+/// The scanner the app uses (rules + the real NER model). Missing assets fail with the fix.
+fn full() -> &'static Scanner {
+    static S: OnceLock<Scanner> = OnceLock::new();
+    S.get_or_init(|| {
+        let dir = models_dir().join(sensitivity::NER_DIR);
+        let s = Scanner::load(
+            &UserRules::default(),
+            &dir,
+            &dir.join(sensitivity::ORT_LIBRARY),
+            None,
+        )
+        .unwrap();
+        assert!(
+            s.has_ner(),
+            "NER model missing: run `scripts/fetch-ner.sh` (the test command does): {:?}",
+            s.notices()
+        );
+        s
+    })
+}
+
+fn rules() -> &'static Scanner {
+    static S: OnceLock<Scanner> = OnceLock::new();
+    S.get_or_init(|| Scanner::rules_only(&UserRules::default()).unwrap())
+}
+
+fn texts<'a>(text: &str, r: &'a ScanReport) -> Vec<(String, &'a str)> {
+    let chars: Vec<char> = text.chars().collect();
+    r.spans
+        .iter()
+        .map(|s| (chars[s.start..s.end].iter().collect(), s.label.as_str()))
+        .collect()
+}
+
+#[test]
+fn ner_finds_the_names_rules_cannot() {
+    let text = "Please forward the contract to Maria Gonzalez before Friday.";
+    let with = full().scan(text);
+    assert!(with.ner_ran);
+    assert!(
+        texts(text, &with)
+            .iter()
+            .any(|(t, l)| *l == "PERSON" && t.contains("Maria Gonzalez")),
+        "{:?}",
+        with.spans
+    );
+    assert_eq!(with.verdict, Verdict::Maskable);
+    let without = rules().scan(text);
+    assert!(without.spans.iter().all(|s| s.label != "PERSON"));
+    assert!(full().notices().is_empty());
+    assert!(
+        !rules().notices().is_empty(),
+        "rules-only must say recall is lower"
+    );
+}
+
+#[test]
+fn a_missing_model_degrades_with_a_notice_and_rules_still_work() {
+    let nowhere = std::env::temp_dir().join("tandem-no-ner-here");
+    let s = Scanner::load(
+        &UserRules::default(),
+        &nowhere,
+        &nowhere.join("libonnxruntime.so"),
+        Some("intel"),
+    )
+    .unwrap();
+    assert!(!s.has_ner());
+    assert!(
+        s.notices()
+            .iter()
+            .any(|n| n.contains("NER model unavailable")),
+        "{:?}",
+        s.notices()
+    );
+    let text = "Pay GB82 WEST 1234 5698 7654 32 today";
+    let r = s.scan(text);
+    assert_eq!(
+        texts(text, &r),
+        vec![("GB82 WEST 1234 5698 7654 32".to_string(), "IBAN_CODE")]
+    );
+}
+
+#[test]
+fn offsets_are_code_points() {
+    let text = "Grüße 😀 an jürgen: mail jürgen@example.org or card 4111 1111 1111 1111";
+    let r = rules().scan(text);
+    let found = texts(text, &r);
+    assert!(
+        found.contains(&("4111 1111 1111 1111".to_string(), "CREDIT_CARD")),
+        "{found:?}"
+    );
+    let card = r.spans.iter().find(|s| s.label == "CREDIT_CARD").unwrap();
+    assert_eq!(card.start, text.chars().count() - 19);
+    assert_eq!(card.tier, Tier::Financial);
+}
+
+#[test]
+fn verdicts_follow_meaning() {
+    assert_eq!(
+        rules().scan("What is the capital of Germany?").verdict,
+        Verdict::Public
+    );
+    assert_eq!(
+        rules()
+            .scan("Is DE89 3704 0044 0532 0130 00 a German IBAN?")
+            .verdict,
+        Verdict::Maskable
+    );
+    assert_eq!(
+        rules()
+            .scan("I was diagnosed with type 2 diabetes last month.")
+            .verdict,
+        Verdict::LocalOnly
+    );
+    assert_eq!(
+        rules()
+            .scan_with(
+                "The capital of Germany is Berlin.",
+                Provenance::SensitiveSource
+            )
+            .verdict,
+        Verdict::LocalOnly
+    );
+    // A look-alike that fails its checksum is not an identifier.
+    assert_eq!(
+        rules()
+            .scan("Is DE89 3704 0044 0532 0130 01 a German IBAN?")
+            .verdict,
+        Verdict::Public
+    );
+}
+
+#[test]
+fn redaction_masks_identifiers_and_withholds_private_meaning() {
+    let text = "My IBAN is DE89 3704 0044 0532 0130 00. I was diagnosed with diabetes in May. Which budgeting apps are good?";
+    let mut p = Pseudonymizer::new();
+    let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+    assert!(r.text.contains("[IBAN_1]"), "{}", r.text);
+    assert!(r.text.contains(sensitivity::redact::WITHHELD), "{}", r.text);
+    assert!(
+        r.text.contains("Which budgeting apps are good?"),
+        "{}",
+        r.text
+    );
+    for secret in ["DE89", "0532", "diabetes", "diagnosed"] {
+        assert!(!r.text.contains(secret), "{secret} leaked: {}", r.text);
+    }
+    assert_eq!((r.masked, r.withheld), (1, 1));
+    let back = p.restore("Your account [IBAN_1] is fine.");
+    assert_eq!(
+        back.text,
+        "Your account DE89 3704 0044 0532 0130 00 is fine."
+    );
+}
+
+#[test]
+fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
+    let rules = UserRules {
+        terms: vec!["Project Nightjar".into()],
+        patterns: vec![UserPattern {
+            name: "client id".into(),
+            pattern: r"\bCL-\d{5}\b".into(),
+            tier: Tier::QuasiIdentifier,
+        }],
+        allow: vec!["support@tandem.example".into()],
+        local_only_terms: vec!["merger".into()],
+    };
+    let s = Scanner::rules_only(&rules).unwrap();
+    let text = "project nightjar for CL-12345: write to support@tandem.example or ceo@acme.example";
+    let r = s.scan(text);
+    let found = texts(text, &r);
+    assert!(
+        found.contains(&("project nightjar".into(), "CUSTOM")),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("CL-12345".into(), "CLIENT_ID")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|(t, _)| t == "ceo@acme.example"),
+        "{found:?}"
+    );
+    assert!(
+        !found.iter().any(|(t, _)| t == "support@tandem.example"),
+        "allow-listed: {found:?}"
+    );
+    assert_eq!(s.scan("notes on the merger").verdict, Verdict::LocalOnly);
+
+    let bad = UserRules {
+        patterns: vec![UserPattern {
+            name: "x".into(),
+            pattern: "(".into(),
+            tier: Tier::Secret,
+        }],
+        ..Default::default()
+    };
+    let err = Scanner::rules_only(&bad)
+        .err()
+        .expect("a broken pattern is an error");
+    assert_eq!(tandem_core::ErrorCode::code(&err), "sensitivity.bad_rules");
+    let toml_err = UserRules::from_toml("terms = 3").err().expect("wrong type");
+    assert_eq!(
+        tandem_core::ErrorCode::code(&toml_err),
+        "sensitivity.bad_rules"
+    );
+}
+
+#[test]
+fn large_inputs_stream_in_blocks_and_pathological_ones_finish() {
+    // ~6 MB of prose with an email every 40 lines, through 64 KB blocks.
+    let line = "The quarterly report was reviewed by the committee without further comments.\n";
+    let mut text = String::new();
+    let mut expected = 0;
+    for i in 0..80_000 {
+        if i % 40 == 0 {
+            text.push_str(&format!("Contact person{i}@example.com for details.\n"));
+            expected += 1;
+        } else {
+            text.push_str(line);
+        }
+    }
+    let mut found = 0;
+    let mut blocks = 0;
+    rules()
+        .scan_reader(
+            std::io::Cursor::new(text.as_bytes()),
+            64 * 1024,
+            Provenance::Content,
+            |_, _, r| {
+                blocks += 1;
+                found += r
+                    .spans
+                    .iter()
+                    .filter(|s| s.label == "EMAIL_ADDRESS")
+                    .count();
+            },
+        )
+        .unwrap();
+    assert_eq!(found, expected);
+    assert!(blocks > 50, "{blocks} blocks");
+    // Pathological shapes: long digit runs, separators, repeated '@', one huge line.
+    for s in [
+        "1".repeat(200_000),
+        "1 ".repeat(100_000),
+        "a@".repeat(100_000),
+        "-".repeat(200_000),
+        "AKIA".repeat(50_000),
+    ] {
+        let _ = rules().scan(&s);
+    }
+}
+
+fn valid_identifier() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("DE89 3704 0044 0532 0130 00".to_string()),
+        Just("4111 1111 1111 1111".to_string()),
+        "[a-z]{3,8}@[a-z]{3,8}\\.(com|org|de)",
+        Just("536-22-8145".to_string()),
+        Just("192.168.13.77".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Arbitrary UTF-8: no panic, and spans are sorted, disjoint and inside the text.
+    #[test]
+    fn any_text_scans_to_well_formed_spans(text in "\\PC{0,400}") {
+        let r = rules().scan(&text);
+        let n = text.chars().count();
+        let mut prev = 0;
+        for s in &r.spans {
+            prop_assert!(s.start >= prev && s.start < s.end && s.end <= n, "{:?}", r.spans);
+            prev = s.end;
+        }
+    }
+
+    /// mask → restore gives the original back, for prose mixed with identifiers.
+    #[test]
+    fn masking_round_trips(parts in proptest::collection::vec(prop_oneof!["[A-Za-zäöü ,.]{0,30}", valid_identifier()], 1..8)) {
+        let text = parts.join(" ");
+        let report = rules().scan(&text);
+        let mut p = Pseudonymizer::new();
+        let masked = p.mask(&text, &report.mask_spans());
+        let back = p.restore(&masked.text);
+        prop_assert_eq!(&back.text, &text);
+        prop_assert!(back.unknown.is_empty());
+        prop_assert_eq!(back.restored, masked.replacements.len());
+    }
+}
+
+#[test]
+fn the_scanner_is_shareable_across_threads() {
+    let s = Arc::new(Scanner::rules_only(&UserRules::default()).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                s.scan(&format!("mail me at user{i}@example.com"))
+                    .spans
+                    .len()
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), 1);
+    }
+}
