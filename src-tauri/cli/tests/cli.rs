@@ -195,7 +195,7 @@ fn scan_jsonl_keeps_its_contract() {
 fn redact_prints_what_the_cloud_would_see() {
     let out = run_with_stdin(
         &["redact"],
-        "Send 50 EUR to DE89 3704 0044 0532 0130 00 and email bob@example.com.\n",
+        "Send 50 EUR to DE89 3704 0044 0532 0130 00 and email bob@mailbox.org.\n",
     );
     assert!(
         out.status.success(),

@@ -1834,28 +1834,6 @@ mod tests {
         silent("8f953371d3e85eddb89b05ed6b9e680791055315c73e1025ab5dba7bb2aee189");
     }
 
-    /// Per-pass throughput on identifier-free prose: `cargo test --release -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn pass_throughput() {
-        let prose = "The committee met on Tuesday to discuss the quarterly results. Revenue grew in most regions, \
-            although the northern division reported weaker demand. In 2019 there were 45 people on the team; now 120. ";
-        let text = prose.repeat(40_000);
-        let r = IdRecognizer::new();
-        let mb = text.len() as f64 / 1e6;
-        let time = |name: &str, f: &dyn Fn(&mut Vec<Candidate>)| {
-            let mut out = Vec::new();
-            let t0 = std::time::Instant::now();
-            f(&mut out);
-            println!("{name}: {:.0} MB/s", mb / t0.elapsed().as_secs_f64());
-        };
-        time("net", &|o| scan_net(&text, o, &mut Vec::new()));
-        time("at", &|o| scan_at(&text, o, &mut Vec::new()));
-        time("clusters", &|o| scan_clusters(&text, o, &[]));
-        time("swift", &|o| r.scan_swift(&text, o));
-        time("all", &|o| r.find(&text, o));
-    }
-
     #[test]
     fn never_panics_on_odd_text() {
         let samples = [

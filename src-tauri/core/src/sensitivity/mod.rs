@@ -8,6 +8,7 @@
 //! with lower recall on names, and `Scanner::notices` says so.
 
 mod checksum;
+mod entities;
 mod ids;
 mod lexicon;
 pub mod ner;

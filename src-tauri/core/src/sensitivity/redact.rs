@@ -116,6 +116,12 @@ pub fn redact_report(
 ) -> Redaction {
     let frags = fragments(text, report, provenance);
     let mask = report.mask_flags();
+    // Organisation and place names, links and codes identify people only next to a personal
+    // identifier: mask them too in such texts.
+    let personal = report
+        .spans
+        .iter()
+        .any(|s| !super::is_context_only(&s.label) && !is_content(&s.label));
     let mut out = String::with_capacity(text.len());
     let (mut masked, mut withheld) = (0, 0);
     let mut chars = text.chars();
@@ -142,7 +148,7 @@ pub fn redact_report(
             }
             _ => {
                 prev_withheld = false;
-                let local: Vec<Span> = f
+                let mut local: Vec<Span> = f
                     .spans
                     .iter()
                     .filter(|&&i| mask[i])
@@ -154,6 +160,9 @@ pub fn redact_report(
                         ..s.clone()
                     })
                     .collect();
+                if personal {
+                    add_entities(&piece, &mut local);
+                }
                 masked += local.len();
                 let m = pseudonymizer.mask(&piece, &local.iter().collect::<Vec<_>>());
                 out.push_str(&m.text);
@@ -166,4 +175,52 @@ pub fn redact_report(
         withheld,
         fragments: frags,
     }
+}
+
+/// Adds entity spans of `piece` that do not overlap `spans` (code point offsets), keeping order.
+fn add_entities(piece: &str, spans: &mut Vec<Span>) {
+    let found = super::entities::find(piece);
+    if found.is_empty() {
+        return;
+    }
+    // Byte → code point for the entity bounds, in one pass.
+    let mut cps = Vec::with_capacity(found.len() * 2);
+    let mut marks: Vec<usize> = found.iter().flat_map(|e| [e.start, e.end]).collect();
+    marks.sort_unstable();
+    let mut it = piece
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(piece.len()))
+        .enumerate()
+        .peekable();
+    for m in &marks {
+        while let Some(&(cp, b)) = it.peek() {
+            if b >= *m {
+                cps.push((*m, cp));
+                break;
+            }
+            it.next();
+        }
+    }
+    let cp_of = |b: usize| {
+        cps.iter()
+            .find(|(m, _)| *m == b)
+            .map(|(_, c)| *c)
+            .unwrap_or(0)
+    };
+    for e in found {
+        let (s, t) = (cp_of(e.start), cp_of(e.end));
+        if t <= s || spans.iter().any(|x| x.start < t && x.end > s) {
+            continue;
+        }
+        spans.push(Span {
+            start: s,
+            end: t,
+            label: e.label.to_string(),
+            tier: super::Tier::QuasiIdentifier,
+            score: 0.5,
+            detector: "entities".into(),
+        });
+    }
+    spans.sort_by_key(|x| x.start);
 }

@@ -227,7 +227,7 @@ fn large_inputs_stream_in_blocks_and_pathological_ones_finish() {
     let mut expected = 0;
     for i in 0..80_000 {
         if i % 40 == 0 {
-            text.push_str(&format!("Contact person{i}@example.com for details.\n"));
+            text.push_str(&format!("Contact person{i}@mailbox.org for details.\n"));
             expected += 1;
         } else {
             text.push_str(line);
@@ -310,7 +310,7 @@ fn the_scanner_is_shareable_across_threads() {
         .map(|i| {
             let s = s.clone();
             std::thread::spawn(move || {
-                s.scan(&format!("mail me at user{i}@example.com"))
+                s.scan(&format!("mail me at user{i}@mailbox.org"))
                     .spans
                     .len()
             })
