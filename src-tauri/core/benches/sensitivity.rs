@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use tandem_core::sensitivity::{self, Scanner, UserRules};
 
-/// English prose with an identifier roughly every 600 bytes (emails, cards, IBANs, phones,
-/// dates, a key), deterministic.
-fn mixed_prose(bytes: usize) -> String {
+/// English prose with an identifier after every `every` sentences (7 ≈ one per 600 bytes,
+/// 50 ≈ one per 4 KB): emails, cards, IBANs, phones, dates, a key, an IP. Deterministic.
+fn mixed_prose(bytes: usize, every: usize) -> String {
     let sentences = [
         "The committee reviewed the quarterly figures and agreed to revisit the budget next spring. ",
         "Most of the delays came from the supplier, who changed the delivery schedule twice. ",
@@ -35,7 +35,7 @@ fn mixed_prose(bytes: usize) -> String {
     while out.len() < bytes {
         out.push_str(sentences[i % sentences.len()]);
         i += 1;
-        if i % 7 == 0 {
+        if i % every == 0 {
             out.push_str(ids[j % ids.len()]);
             j += 1;
         }
@@ -50,7 +50,8 @@ fn percentile(mut v: Vec<Duration>, p: f64) -> Duration {
 
 fn main() {
     let rules = Scanner::rules_only(&UserRules::default()).expect("scanner");
-    let text = mixed_prose(1 << 20);
+    let text = mixed_prose(1 << 20, 50);
+    let dense = mixed_prose(1 << 20, 7);
     let email =
         regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}").expect("peer regex");
 
@@ -64,13 +65,19 @@ fn main() {
         .configure_from_args()
         .measurement_time(Duration::from_secs(5))
         .sample_size(20);
-    let mut g = c.benchmark_group("rules_1MiB_mixed_prose");
+    let mut g = c.benchmark_group("rules_1MiB_prose_id_per_4KB");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("tandem_rule_stage", |b| {
         b.iter(|| black_box(rules.scan(black_box(&text))))
     });
     g.bench_function("peer_single_email_regex", |b| {
         b.iter(|| black_box(email.find_iter(black_box(&text)).count()))
+    });
+    g.finish();
+    let mut g = c.benchmark_group("rules_1MiB_prose_id_per_600B");
+    g.throughput(Throughput::Bytes(dense.len() as u64));
+    g.bench_function("tandem_rule_stage", |b| {
+        b.iter(|| black_box(rules.scan(black_box(&dense))))
     });
     g.finish();
 
@@ -102,7 +109,7 @@ fn main() {
         peer_t.as_secs_f64() / rule_t.as_secs_f64()
     );
 
-    let prompt = mixed_prose(4096);
+    let prompt = mixed_prose(4096, 7);
     let prompt = &prompt[..prompt
         .char_indices()
         .map(|(i, _)| i)
@@ -122,6 +129,10 @@ fn main() {
     );
 
     // NER stage (when the model is present): ms per KB and a 4 KB prompt's p99.
+    if std::env::var(sensitivity::NER_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
+        println!("NER stage: skipped (TANDEM_NER=off)");
+        return;
+    }
     let dir = std::env::var_os("TANDEM_MODELS_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
@@ -139,7 +150,7 @@ fn main() {
         println!("NER stage: skipped ({:?})", full.notices());
         return;
     }
-    let kb = mixed_prose(1024);
+    let kb = mixed_prose(1024, 7);
     let per_kb = time(
         &mut || {
             black_box(full.scan(&kb));

@@ -1259,6 +1259,11 @@ fn phone_score(raw: &str, plus: bool, formatted: bool, phone_ctx: bool) -> Optio
         return if phone_ctx { Some(0.6) } else { None };
     }
     let first_digit = raw.bytes().find(u8::is_ascii_digit).unwrap_or(b'0');
+    // Parsing costs microseconds per region: skip it when even a valid parse would score
+    // below the reporting threshold (an unformatted run without context or trunk prefix).
+    if !formatted && !phone_ctx && !(first_digit == b'0' && (10..=11).contains(&digits)) {
+        return None;
+    }
     let regions = if first_digit == b'0' {
         REGIONS_TRUNK0
     } else {

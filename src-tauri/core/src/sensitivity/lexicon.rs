@@ -322,6 +322,23 @@ fn personal_context(text: &str, start: usize, end: usize) -> bool {
         .any(|w| PERSONAL.contains(&w))
 }
 
+/// Finance words that are everyday vocabulary ("check my balance"): content only next to an amount.
+const WEAK_FINANCE: &[&str] = &[
+    "balance",
+    "account balance",
+    "savings",
+    "loan",
+    "loans",
+    "bonus",
+    "owe",
+    "owes",
+    "owed",
+    "transactions",
+    "credit limit",
+    "tax refund",
+    "statement balance",
+];
+
 const AMOUNT_MARKERS: &[&str] = &[
     "$", "€", "£", "¥", "usd", "eur", "gbp", "k ", "000", "dollars", "euros",
 ];
@@ -347,7 +364,9 @@ impl LexiconRecognizer {
                 kinds.push((label, tier));
             }
         }
+        // A full DFA: several times faster than the default NFA on prose, and the lexicon is small.
         let matcher = AhoCorasickBuilder::new()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
@@ -383,8 +402,16 @@ impl Recognizer for LexiconRecognizer {
             let (label, tier) = self.kinds[m.pattern().as_usize()];
             let personal = personal_context(text, s, e);
             let mut score: f32 = if personal { 0.75 } else { 0.3 };
-            if label == "FINANCIAL_SITUATION" && has_context(text, s, e, AMOUNT_MARKERS) {
-                score += 0.15;
+            if label == "FINANCIAL_SITUATION" {
+                let amount = has_context(text, s, e, AMOUNT_MARKERS);
+                let weak = WEAK_FINANCE
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case(&text[s..e]));
+                if amount {
+                    score += 0.15;
+                } else if weak {
+                    score = 0.3;
+                }
             }
             out.push(Candidate {
                 start: s,
@@ -436,5 +463,10 @@ mod tests {
         assert!(labels("What are the typical causes of diabetes in adults?").is_empty());
         assert!(labels("The ribs were great, and the hivemind agreed").is_empty());
         assert!(labels("Explain how a mortgage works").is_empty());
+        assert!(labels("How do I check my balance on my credit card?").is_empty());
+        assert_eq!(
+            labels("my balance is $12,400 overdrawn")[0].0,
+            "FINANCIAL_SITUATION"
+        );
     }
 }

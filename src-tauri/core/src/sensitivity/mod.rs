@@ -278,7 +278,7 @@ impl Scanner {
                 // only the model can find.
                 let mut i = before;
                 while i < cands.len() {
-                    if NER_LABELS.contains(&cands[i].label) {
+                    if NER_LABELS.contains(&cands[i].label) && !code_like_name(text, &cands[i]) {
                         i += 1;
                     } else {
                         cands.swap_remove(i);
@@ -341,6 +341,33 @@ impl Scanner {
     }
 }
 
+/// A one-word "name" in all capitals or glued to code punctuation (`split(`, `NOROM_`,
+/// `x.setattr`): the NER model's typical misfire on code and config text.
+fn code_like_name(text: &str, c: &Candidate) -> bool {
+    if c.label != "PERSON" {
+        return false;
+    }
+    let t = &text[c.start..c.end];
+    if t.contains(char::is_whitespace) {
+        return false;
+    }
+    let upper = t.chars().filter(|ch| ch.is_uppercase()).count();
+    let letters = t.chars().filter(|ch| ch.is_alphabetic()).count();
+    let before = text[..c.start].chars().next_back();
+    let after = text[c.end..].chars().next();
+    let glued_before = matches!(
+        before,
+        Some('_' | '.' | '=' | '/' | '<' | '[' | '{' | '@' | '~' | '$')
+    );
+    let glued_after = matches!(
+        after,
+        Some('_' | '(' | '=' | '/' | '<' | '[' | '{' | '@' | '~')
+    );
+    // Lower-case one-word names stay: people type "ask sarah" in chats, and over-masking a code
+    // word costs less than leaking a name.
+    (letters > 1 && upper == letters) || glued_before || glued_after
+}
+
 /// Keeps the best of overlapping candidates (higher score, then longer), drops weak and
 /// allow-listed ones. O(n log n) in the number of candidates.
 fn resolve(
@@ -384,23 +411,20 @@ fn to_char_spans(text: &str, kept: Vec<Candidate>) -> Vec<Span> {
     let mut marks: Vec<usize> = kept.iter().flat_map(|c| [c.start, c.end]).collect();
     marks.sort_unstable();
     marks.dedup();
-    let mut map = std::collections::HashMap::with_capacity(marks.len());
-    let mut chars = 0usize;
-    let mut iter = text.char_indices().peekable();
-    for m in marks {
-        while let Some(&(b, _)) = iter.peek() {
-            if b >= m {
-                break;
-            }
-            iter.next();
-            chars += 1;
-        }
-        map.insert(m, chars);
+    let mut cps = Vec::with_capacity(marks.len());
+    let (mut chars, mut prev) = (0usize, 0usize);
+    for &m in &marks {
+        // Marks are char boundaries; std's `count` is vectorised.
+        chars += text.get(prev..m).map_or(0, |s| s.chars().count());
+        prev = m;
+        cps.push(chars);
     }
+    // `marks` is sorted: binary search instead of hashing.
+    let cp = |b: usize| marks.binary_search(&b).map(|i| cps[i]).unwrap_or(0);
     kept.into_iter()
         .map(|c| Span {
-            start: map[&c.start],
-            end: map[&c.end],
+            start: cp(c.start),
+            end: cp(c.end),
             label: c.label.to_string(),
             tier: c.tier,
             score: (f64::from(c.score) * 1000.0).round() / 1000.0,
