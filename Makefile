@@ -47,3 +47,4 @@ test-e2e:
 
 bench:
 	@bench/local_engine.sh
+	@bench/sensitivity.sh

@@ -260,31 +260,30 @@ impl Scanner {
             r.find(text, &mut cands);
         }
         self.user.find(text, &mut cands);
-        let rules_verdict = verdict_of(
-            cands
-                .iter()
-                .filter(|c| c.score >= self.threshold)
-                .map(|c| c.label),
-            provenance,
-        );
-        // NER costs milliseconds: only where the rules have not already kept the text local.
+        // NER costs milliseconds: run it only on the sentences the rules have not already kept
+        // local (consecutive ones in one call, since each call has a fixed cost).
         let mut ner_ran = false;
         if let Some(ner) = &self.ner {
-            if rules_verdict != Verdict::LocalOnly && text.chars().any(char::is_alphabetic) {
-                let before = cands.len();
-                ner.find(text, &mut cands);
-                // The model's structured labels (phones, IDs, accounts) misfire on about half of
-                // the look-alike rows in development data; validated rules own those. Keep what
-                // only the model can find.
-                let mut i = before;
-                while i < cands.len() {
-                    if NER_LABELS.contains(&cands[i].label) && !code_like_name(text, &cands[i]) {
-                        i += 1;
-                    } else {
-                        cands.swap_remove(i);
+            if provenance != Provenance::SensitiveSource {
+                for (s, e) in undecided_runs(text, &cands, self.threshold) {
+                    let piece = &text[s..e];
+                    if !piece.chars().any(char::is_alphabetic) {
+                        continue;
+                    }
+                    let mut found = Vec::new();
+                    ner.find(piece, &mut found);
+                    ner_ran = true;
+                    // The model's structured labels (phones, IDs, accounts) misfire on about half
+                    // of the look-alike rows in development data; validated rules own those.
+                    // Keep what only the model can find.
+                    for mut c in found {
+                        c.start += s;
+                        c.end += s;
+                        if NER_LABELS.contains(&c.label) && !code_like_name(text, &c) {
+                            cands.push(c);
+                        }
                     }
                 }
-                ner_ran = true;
             }
         }
         let kept = resolve(text, cands, self.threshold, &self.user);
@@ -339,6 +338,38 @@ impl Scanner {
             }
         }
     }
+}
+
+/// Byte ranges of runs of consecutive sentences holding no content finding (those sentences
+/// are `local_only` already, so the NER model has nothing to decide there).
+fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize, usize)> {
+    use unicode_segmentation::UnicodeSegmentation;
+    let mut content: Vec<(usize, usize)> = cands
+        .iter()
+        .filter(|c| c.score >= threshold && is_content(c.label))
+        .map(|c| (c.start, c.end))
+        .collect();
+    if content.is_empty() {
+        return vec![(0, text.len())];
+    }
+    content.sort_unstable();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut k = 0;
+    for (s, sentence) in text.split_sentence_bound_indices() {
+        let e = s + sentence.len();
+        while k < content.len() && content[k].1 <= s {
+            k += 1;
+        }
+        let local = k < content.len() && content[k].0 < e;
+        if local {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => runs.push((s, e)),
+        }
+    }
+    runs
 }
 
 /// A one-word "name" in all capitals or glued to code punctuation (`split(`, `NOROM_`,

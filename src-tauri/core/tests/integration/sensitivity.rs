@@ -61,6 +61,17 @@ fn ner_finds_the_names_rules_cannot() {
     let without = rules().scan(text);
     assert!(without.spans.iter().all(|s| s.label != "PERSON"));
     assert!(full().notices().is_empty());
+    // A sentence the rules keep local does not stop NER on the others.
+    let mixed = "I was prescribed sertraline in May. Please forward the letter to Maria Gonzalez.";
+    let r = full().scan(mixed);
+    assert_eq!(r.verdict, Verdict::LocalOnly);
+    assert!(
+        texts(mixed, &r)
+            .iter()
+            .any(|(t, l)| *l == "PERSON" && t.contains("Maria Gonzalez")),
+        "{:?}",
+        r.spans
+    );
     assert!(
         !rules().notices().is_empty(),
         "rules-only must say recall is lower"
