@@ -696,6 +696,145 @@ pub fn is_valid_tr_tckn(d: &[u8]) -> bool {
     s % 10 == g(10)
 }
 
+/// German pension insurance number (Rentenversicherungsnummer): 2-digit area, birth date
+/// `ddmmyy` (day may carry +50 when a date's serials run out), the birth-name initial, a 2-digit
+/// serial and a check digit. The letter counts as its two-digit alphabet position; weights
+/// 2,1,2,5,7,1,2,1,2,1,2,1; the digit sums of the products, mod 10.
+pub fn is_valid_de_rvnr(c: &[u8]) -> bool {
+    if c.len() != 12 || !all_digits(&c[..8]) || !c[8].is_ascii_uppercase() || !all_digits(&c[9..]) {
+        return false;
+    }
+    let day = num(&c[2..4]);
+    let month = num(&c[4..6]);
+    let day = if day > 50 { day - 50 } else { day };
+    if !(1..=31).contains(&day) || !(1..=12).contains(&month) {
+        return false;
+    }
+    let l = u32::from(c[8] - b'A' + 1);
+    let mut v = [0u32; 12];
+    for i in 0..8 {
+        v[i] = dv(c[i]);
+    }
+    v[8] = l / 10;
+    v[9] = l % 10;
+    v[10] = dv(c[9]);
+    v[11] = dv(c[10]);
+    const W: [u32; 12] = [2, 1, 2, 5, 7, 1, 2, 1, 2, 1, 2, 1];
+    let s: u32 = v
+        .iter()
+        .zip(W)
+        .map(|(&x, w)| {
+            let p = x * w;
+            p / 10 + p % 10
+        })
+        .sum();
+    s % 10 == dv(c[11])
+}
+
+/// German lifelong physician number (LANR): 6-digit serial, check digit, 2-digit specialty.
+/// Check: serial digits weighted 4,9,4,9,4,9, sum mod 10, subtracted from 10 (10 -> 0).
+pub fn is_valid_de_lanr(d: &[u8]) -> bool {
+    if d.len() != 9 || !all_digits(d) || all_same(&d[..6]) {
+        return false;
+    }
+    let s = wsum(&d[..6], &[4, 9, 4, 9, 4, 9]);
+    (10 - s % 10) % 10 == dv(d[6])
+}
+
+/// German Steuernummer in the 13-digit ELSTER form: the Land code (01-16) first. Leading-zero
+/// numbers that pass the EAN-13 check are read as barcodes instead.
+pub fn is_de_elster_tax_number(d: &[u8]) -> bool {
+    if d.len() != 13 || !all_digits(d) {
+        return false;
+    }
+    let land = num(&d[..2]);
+    (1..=16).contains(&land) && !is_valid_ean13(d) && !all_same(&d[2..])
+}
+
+/// GS1 EAN-13 check digit (weights 1,3 alternating from the left).
+pub fn is_valid_ean13(d: &[u8]) -> bool {
+    if d.len() != 13 || !all_digits(d) {
+        return false;
+    }
+    let s = wsum(&d[..12], &[1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3]);
+    (10 - s % 10) % 10 == dv(d[12])
+}
+
+/// ICAO 9303 check digit over `c[..n-1]` (digits as values, A=10..Z=35, '<' = 0; weights 7,3,1),
+/// compared with the last character. Machine-readable passport and ID card numbers carry it.
+pub fn icao_check_valid(c: &[u8]) -> bool {
+    let Some((&last, body)) = c.split_last() else {
+        return false;
+    };
+    if body.is_empty() || !last.is_ascii_digit() {
+        return false;
+    }
+    let mut s = 0u32;
+    for (i, &b) in body.iter().enumerate() {
+        let v = match b {
+            b'0'..=b'9' => dv(b),
+            b'A'..=b'Z' => u32::from(b - b'A') + 10,
+            b'<' => 0,
+            _ => return false,
+        };
+        s = s.wrapping_add(v * [7, 3, 1][i % 3]);
+    }
+    s % 10 == dv(last)
+}
+
+/// German passport / identity card serial: 9 characters from the vowel-free alphabet
+/// (C F G H J K L M N P R T V W X Y Z and digits), a letter first, ICAO check digit last.
+pub fn is_valid_de_document_number(c: &[u8]) -> bool {
+    const ALPHA: &[u8] = b"CFGHJKLMNPRTVWXYZ";
+    c.len() == 9
+        && ALPHA.contains(&c[0])
+        && c[1..8]
+            .iter()
+            .all(|b| b.is_ascii_digit() || ALPHA.contains(b))
+        && !all_same(&c[1..8])
+        && icao_check_valid(c)
+}
+
+/// UK (DVLA) driving licence number, 16 characters: 5 surname characters (padded with 9s),
+/// birth decade digit, month (+50 for women), day, year digit, 2 initials (9-padded), an
+/// arbitrary digit, 2 check characters.
+pub fn is_uk_driving_licence(c: &[u8]) -> bool {
+    if c.len() != 16 || !c[0].is_ascii_uppercase() {
+        return false;
+    }
+    let sur = &c[..5];
+    // Once the 9-padding starts it runs to the end of the surname field.
+    let pad = sur.iter().position(|&b| b == b'9').unwrap_or(5);
+    if !sur[..pad].iter().all(u8::is_ascii_uppercase) || !sur[pad..].iter().all(|&b| b == b'9') {
+        return false;
+    }
+    if !all_digits(&c[5..11]) {
+        return false;
+    }
+    let month = num(&c[6..8]);
+    let day = num(&c[8..10]);
+    let month_ok = (1..=12).contains(&month) || (51..=62).contains(&month);
+    if !month_ok || !(1..=31).contains(&day) {
+        return false;
+    }
+    let init_ok = c[11].is_ascii_uppercase() && (c[12].is_ascii_uppercase() || c[12] == b'9');
+    init_ok && c[13].is_ascii_digit() && c[14..].iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// Philippine TIN: 9 digits (12 with a branch code); the 9th digit is the first eight weighted
+/// 9..2, mod 11.
+pub fn is_valid_ph_tin(d: &[u8]) -> bool {
+    if !(d.len() == 9 || d.len() == 12) || !all_digits(d) || all_same(&d[..9]) {
+        return false;
+    }
+    wsum(&d[..8], &[9, 8, 7, 6, 5, 4, 3, 2]) % 11 == dv(d[8])
+}
+
+/// Digits that only count up by one ("12345678", "01234567"): placeholder, not an identifier.
+pub fn is_counting_run(d: &[u8]) -> bool {
+    d.len() >= 6 && all_digits(d) && d.windows(2).all(|w| w[1] == w[0] + 1)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Asia-Pacific, Africa, Americas
 // ---------------------------------------------------------------------------------------------
@@ -1165,5 +1304,36 @@ mod tests {
         assert!(verhoeff_valid(b"2363"));
         assert!(!verhoeff_valid(b"2364"));
         assert!(iso7064_mod11_10_valid(b"12345678903"));
+    }
+
+    #[test]
+    fn german_and_other_new_checks() {
+        assert!(is_valid_de_rvnr(b"15070649C103"));
+        assert!(is_valid_de_rvnr(b"65070803A019"));
+        assert!(!is_valid_de_rvnr(b"65070803A012")); // check digit
+        assert!(!is_valid_de_rvnr(b"15071349C103")); // month 13
+        assert!(!is_valid_de_rvnr(b"150706491103")); // no letter
+        assert!(is_valid_de_lanr(b"234567701"));
+        assert!(!is_valid_de_lanr(b"123456901"));
+        assert!(is_de_elster_tax_number(b"0281508150123"));
+        assert!(!is_de_elster_tax_number(b"1781508150001")); // Land 17
+        assert!(!is_de_elster_tax_number(b"4006381333931")); // not a Land code
+        assert!(is_valid_ean13(b"4006381333931"));
+        assert!(is_valid_de_document_number(b"F12345671"));
+        assert!(is_valid_de_document_number(b"CZ6311T03"));
+        assert!(!is_valid_de_document_number(b"C01234567")); // check digit
+        assert!(!is_valid_de_document_number(b"A12345678")); // vowel first
+        assert!(icao_check_valid(b"L01X00T44"));
+        assert!(is_uk_driving_licence(b"MORGA657054SM9IJ"));
+        assert!(is_uk_driving_licence(b"SMITH862310AB1CD"));
+        assert!(is_uk_driving_licence(b"LEE99709235J99AB"));
+        assert!(!is_uk_driving_licence(b"MORGA613054SM9IJ")); // month 13
+        assert!(!is_uk_driving_licence(b"MO9GA607054SM9IJ")); // padding then letters
+        assert!(is_valid_ph_tin(b"000123456"));
+        assert!(is_valid_ph_tin(b"000123456001"));
+        assert!(!is_valid_ph_tin(b"000123457000"));
+        assert!(!is_valid_ph_tin(b"123456789"));
+        assert!(is_counting_run(b"12345678"));
+        assert!(!is_counting_run(b"12803456"));
     }
 }

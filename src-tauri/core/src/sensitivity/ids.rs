@@ -102,6 +102,8 @@ const C_NRIC: u32 = 1 << 16;
 const C_KR: u32 = 1 << 17;
 const C_ITIN: u32 = 1 << 18;
 const C_ID: u32 = 1 << 19;
+const C_VOTER: u32 = 1 << 20;
+const C_DOCTOR: u32 = 1 << 21;
 
 /// (word, flag, whole word). Non-whole words match as prefixes ("licen" finds licence/license).
 const CONTEXT: &[(&str, u32, bool)] = &[
@@ -129,6 +131,20 @@ const CONTEXT: &[(&str, u32, bool)] = &[
     ("tax", C_TAX, false),
     ("steuer", C_TAX, false),
     ("idnr", C_TAX, false),
+    ("finanzamt", C_TAX, false),
+    ("st.-nr", C_TAX, false),
+    ("bir", C_TAX, true),
+    ("rvnr", C_SSN, true),
+    ("rentenversicherung", C_SSN, false),
+    ("sozialversicherung", C_SSN, false),
+    ("voter", C_VOTER, false),
+    ("epic", C_VOTER, true),
+    ("electoral", C_VOTER, false),
+    ("election", C_VOTER, false),
+    ("lanr", C_DOCTOR, true),
+    ("arztnummer", C_DOCTOR, false),
+    ("physician", C_DOCTOR, false),
+    ("여권", C_PASSPORT, false),
     ("tin", C_TAX, true),
     ("medicare", C_MEDICARE, false),
     ("mbi", C_MEDICARE, true),
@@ -867,8 +883,18 @@ fn classify(w: &Win, ctx: &mut Ctx) -> Option<Hit> {
         return classify_alnum(w, c, ctx);
     }
     let dash_space = w.uniform_sep(b" -");
+    if let Some(h) = de_tax_number_grouped(w, ctx) {
+        return Some(h);
+    }
     match n {
         12..=19 => {
+            if n == 12
+                && ck::is_valid_ph_tin(c)
+                && ((w.sizes_are(&[3, 3, 3, 3]) && w.uniform_sep(b"-"))
+                    || (w.single() || w.sizes_are(&[3, 3, 3, 3])) && ctx.has(C_TAX))
+            {
+                return hit("PH_TIN", G, if ctx.has(C_TAX) { 0.9 } else { 0.7 });
+            }
             if dash_space && w.groups.len() <= 5 && ck::is_valid_card(c) {
                 return hit("CREDIT_CARD", Tier::Financial, 0.95);
             }
@@ -913,6 +939,16 @@ fn classify(w: &Win, ctx: &mut Ctx) -> Option<Hit> {
                 }
                 if w.single() && ck::is_valid_za_id(c) {
                     return hit("ZA_ID_NUMBER", G, 0.9);
+                }
+                // ELSTER Steuernummer: with tax wording any Land code; bare only the
+                // leading-zero codes 01-09, which few other 13-digit numbers share.
+                if w.single() && ck::is_de_elster_tax_number(c) {
+                    if ctx.has(C_TAX) {
+                        return hit("DE_TAX_NUMBER", G, 0.9);
+                    }
+                    if c[0] == b'0' {
+                        return hit("DE_TAX_NUMBER", G, 0.55);
+                    }
                 }
             }
             None
@@ -1010,6 +1046,12 @@ fn classify_nine(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
     if f & C_TFN != 0 && ck::is_valid_au_tfn(c) {
         return hit("AU_TFN", G, 0.95);
     }
+    if f & C_TAX != 0 && (bare || triple) && ck::is_valid_ph_tin(c) {
+        return hit("PH_TIN", G, 0.85);
+    }
+    if f & C_DOCTOR != 0 && bare && ck::is_valid_de_lanr(c) {
+        return hit("DE_LANR", Tier::ProfessionalId, 0.9);
+    }
     if ssn_shape {
         if ck::is_valid_us_itin(c) {
             return hit("US_ITIN", G, 0.85);
@@ -1027,6 +1069,10 @@ fn classify_nine(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
         }
         if ck::is_valid_au_tfn(c) {
             return hit("AU_TFN", G, s - 0.05);
+        }
+        // A check digit is stronger evidence than the ITIN's range-only shape.
+        if bare && ck::is_valid_de_lanr(c) {
+            return hit("DE_LANR", Tier::ProfessionalId, 0.55);
         }
         if bare && ck::is_valid_us_itin(c) {
             return hit("US_ITIN", G, 0.6);
@@ -1090,6 +1136,9 @@ fn classify_alnum(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
             {
                 return hit("SG_NRIC_FIN", G, 0.6);
             }
+            if w.single() {
+                return document_nine(w, c, ctx);
+            }
             None
         }
         8 if w.groups.len() == 2 && w.uniform_sep(b"-") || w.single() => {
@@ -1114,6 +1163,15 @@ fn classify_alnum(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
             if ck::is_valid_de_kvnr(c) {
                 return hit("DE_HEALTH_INSURANCE", G, 0.75);
             }
+            // Indian EPIC (voter ID): 3 letters + 7 digits, no check digit.
+            if c[..3].iter().all(u8::is_ascii_alphabetic) && c[3..].iter().all(u8::is_ascii_digit) {
+                if ctx.has(C_VOTER) {
+                    return hit("IN_VOTER", G, 0.85);
+                }
+                if !ck::is_counting_run(&c[3..]) && !ctx.has(C_NEG) {
+                    return hit("IN_VOTER", G, 0.6);
+                }
+            }
             None
         }
         11 => {
@@ -1127,14 +1185,99 @@ fn classify_alnum(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
             }
             None
         }
+        12 => {
+            if w.single() && ck::is_valid_de_rvnr(c) {
+                return hit("DE_SOCIAL_SECURITY", G, 0.9);
+            }
+            None
+        }
         16 => {
             if w.single() && ck::is_valid_it_fiscal_code(c) {
                 return hit("IT_FISCAL_CODE", G, 0.95);
+            }
+            if w.single() && ck::is_uk_driving_licence(c) {
+                return hit(
+                    "UK_DRIVING_LICENCE",
+                    G,
+                    if ctx.has(C_LICENCE) { 0.95 } else { 0.85 },
+                );
             }
             None
         }
         _ => None,
     }
+}
+
+/// German Steuernummer in a Land's own grouping: slashes "FF/BBB/UUUUP", "FFF/BBBB/UUUP",
+/// "FF/BBB/UUUU/P" (Rhineland-Palatinate); space-grouped forms only next to tax wording.
+fn de_tax_number_grouped(w: &Win, ctx: &mut Ctx) -> Option<Hit> {
+    let k = w.groups.len();
+    if !(3..=4).contains(&k) || w.groups.iter().any(|g| !g.digits_only()) {
+        return None;
+    }
+    let l = |i: usize| w.groups[i].len();
+    let three =
+        k == 3 && (2..=3).contains(&l(0)) && (3..=4).contains(&l(1)) && (4..=5).contains(&l(2));
+    let rp = k == 4 && w.sizes_are(&[2, 3, 4, 1]);
+    if !(three || rp) {
+        return None;
+    }
+    if w.uniform_sep(b"/") {
+        return hit("DE_TAX_NUMBER", G, if ctx.has(C_TAX) { 0.9 } else { 0.6 });
+    }
+    if three && w.uniform_sep(b" ") && l(2) == 5 && ctx.has(C_TAX) {
+        return hit("DE_TAX_NUMBER", G, 0.8);
+    }
+    None
+}
+
+/// Nine-character travel-document numbers without a checksum of their own country's kind:
+/// German passports/ID cards (ICAO check digit), Korean passports (M/S/R/G/D + 8 digits or the
+/// 2021 form with a letter in fifth place), Singapore NRIC/FIN shapes whose check letter fails
+/// (still worth masking: typos of a real one), and letter + 8 digits next to passport wording.
+fn document_nine(w: &Win, c: &[u8], ctx: &mut Ctx) -> Option<Hit> {
+    if !c[0].is_ascii_alphabetic() {
+        return None;
+    }
+    if ck::is_valid_de_document_number(c) && !w.lower {
+        return hit(
+            "DE_PASSPORT",
+            G,
+            if ctx.has(C_PASSPORT) { 0.95 } else { 0.8 },
+        );
+    }
+    let kr_letter = matches!(c[0], b'M' | b'S' | b'R' | b'G' | b'D');
+    let digits8 = c[1..].iter().all(u8::is_ascii_digit);
+    let kr_new = c[1..4].iter().all(u8::is_ascii_digit)
+        && c[4].is_ascii_alphabetic()
+        && c[5..].iter().all(u8::is_ascii_digit);
+    if kr_letter && kr_new {
+        return hit(
+            "KR_PASSPORT",
+            G,
+            if ctx.has(C_PASSPORT) { 0.9 } else { 0.7 },
+        );
+    }
+    let sg_shape = matches!(c[0], b'S' | b'T' | b'F' | b'G' | b'M')
+        && c[1..8].iter().all(u8::is_ascii_digit)
+        && c[8].is_ascii_alphabetic();
+    if sg_shape && !(w.upper && w.lower) {
+        let s = if ctx.has(C_NRIC) { 0.8 } else { 0.55 };
+        return hit("SG_NRIC_FIN", G, s);
+    }
+    if digits8 {
+        // Other letters next to passport wording are labelled by `context_only`.
+        if kr_letter && ctx.has(C_PASSPORT) {
+            return hit("KR_PASSPORT", G, 0.85);
+        }
+        // Bare, only the Korean passport series letters (M ordinary, S/R/G/D official and
+        // diplomatic) carry enough signal; other letters need passport wording, and
+        // placeholders such as "M12345678" stay silent.
+        if kr_letter && !ck::is_counting_run(&c[1..]) && !ck::is_counting_run(&c[1..8]) {
+            return hit("KR_PASSPORT", G, 0.55);
+        }
+    }
+    None
 }
 
 fn fi_hetu(w: &Win, c: &[u8]) -> Option<Hit> {
@@ -1865,5 +2008,73 @@ mod tests {
                 assert!(s.is_char_boundary(c.start) && s.is_char_boundary(c.end));
             }
         }
+    }
+
+    #[test]
+    fn new_government_and_professional_ids() {
+        // German pension number (check digit), silent on a bad check digit or month 13.
+        fires(
+            "RVNR: 15070649C103 laut Ausweis",
+            "15070649C103",
+            "DE_SOCIAL_SECURITY",
+        );
+        fires("65070803A019", "65070803A019", "DE_SOCIAL_SECURITY");
+        silent("65070803A012");
+        silent("15071349C103");
+        // German LANR: check digit in 7th place; bare wins over the range-only ITIN reading.
+        fires("LANR 234567701", "234567701", "DE_LANR");
+        fires("987654401", "987654401", "DE_LANR");
+        silent("123456901");
+        // Steuernummer: Land groupings and the ELSTER 13-digit form.
+        fires("123/456/78901", "123/456/78901", "DE_TAX_NUMBER");
+        fires(
+            "Steuernummer 123/4567/8901",
+            "123/4567/8901",
+            "DE_TAX_NUMBER",
+        );
+        fires("Finanzamt: 93 815 08152", "93 815 08152", "DE_TAX_NUMBER");
+        fires("0281508150123", "0281508150123", "DE_TAX_NUMBER");
+        silent("1781508150001");
+        silent("0000000000000");
+        assert!(run("93 815 08152").iter().all(|r| r.1 != "DE_TAX_NUMBER"));
+        // German passport / ID card: ICAO check digit.
+        fires("F12345671", "F12345671", "DE_PASSPORT");
+        fires("CZ6311T03", "CZ6311T03", "DE_PASSPORT");
+        silent("C01234567");
+        // UK driving licence: structure with a date code.
+        fires(
+            "licence MORGA657054SM9IJ",
+            "MORGA657054SM9IJ",
+            "UK_DRIVING_LICENCE",
+        );
+        fires("morga607054sm9ij", "morga607054sm9ij", "UK_DRIVING_LICENCE");
+        silent("MORGA613054SM9IJ");
+        silent("ABCDE123456FGHIJ");
+        // Indian EPIC voter ID.
+        fires("my voter: DBJ2289013", "DBJ2289013", "IN_VOTER");
+        fires("KSD1287349", "KSD1287349", "IN_VOTER");
+        silent("ABNE123456");
+        silent("ABC1234567");
+        // Philippine TIN: check digit, with tax wording or the 3-3-3-3 grouping.
+        fires("TIN: 000123456", "000123456", "PH_TIN");
+        fires("BIR TIN: 000123456000", "000123456000", "PH_TIN");
+        fires(
+            "Please use 000-123-456-000 as your ID",
+            "000-123-456-000",
+            "PH_TIN",
+        );
+        silent("Invalid TIN 000-123-457-000");
+        silent("Not a TIN 123456789");
+        // Korean passport: series letter + 8 digits, or the 2021 form.
+        fires("대한민국 여권 S87654321", "S87654321", "KR_PASSPORT");
+        fires("M345E9012", "M345E9012", "KR_PASSPORT");
+        fires("m456B7890", "m456B7890", "KR_PASSPORT");
+        silent("A123B4567");
+        silent("M12345678");
+        silent("M12A4567");
+        // Singapore NRIC/FIN shape with a failing check letter.
+        fires("T1234567Z", "T1234567Z", "SG_NRIC_FIN");
+        silent("Y8063915Q");
+        silent("A1234567Z");
     }
 }

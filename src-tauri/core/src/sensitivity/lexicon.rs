@@ -340,7 +340,7 @@ const WEAK_FINANCE: &[&str] = &[
 ];
 
 const AMOUNT_MARKERS: &[&str] = &[
-    "$", "€", "£", "¥", "usd", "eur", "gbp", "k ", "000", "dollars", "euros",
+    "$", "€", "£", "¥", "usd", "eur", "gbp", "dollars", "euros", "pounds",
 ];
 
 pub struct LexiconRecognizer {
@@ -403,7 +403,12 @@ impl Recognizer for LexiconRecognizer {
             let personal = personal_context(text, s, e);
             let mut score: f32 = if personal { 0.75 } else { 0.3 };
             if label == "FINANCIAL_SITUATION" {
-                let amount = has_context(text, s, e, AMOUNT_MARKERS);
+                let (before, after) = context_around(text, s, e, 32);
+                let amount = has_context(text, s, e, AMOUNT_MARKERS)
+                    || before
+                        .bytes()
+                        .chain(after.bytes())
+                        .any(|b| b.is_ascii_digit());
                 let weak = WEAK_FINANCE
                     .iter()
                     .any(|w| w.eq_ignore_ascii_case(&text[s..e]));
