@@ -372,6 +372,35 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
     runs
 }
 
+/// Text that reads as code or config rather than prose: few words, or dense code punctuation.
+fn code_like_text(text: &str) -> bool {
+    let words = text
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .count();
+    let punct = text
+        .bytes()
+        .filter(|b| {
+            matches!(
+                b,
+                b'_' | b'='
+                    | b'('
+                    | b')'
+                    | b'{'
+                    | b'}'
+                    | b';'
+                    | b':'
+                    | b'/'
+                    | b'<'
+                    | b'>'
+                    | b'['
+                    | b']'
+            )
+        })
+        .count();
+    words < 4 || punct * 20 > text.len()
+}
+
 /// A one-word "name" in all capitals or glued to code punctuation (`split(`, `NOROM_`,
 /// `x.setattr`): the NER model's typical misfire on code and config text.
 fn code_like_name(text: &str, c: &Candidate) -> bool {
@@ -394,9 +423,13 @@ fn code_like_name(text: &str, c: &Candidate) -> bool {
         after,
         Some('_' | '(' | '=' | '/' | '<' | '[' | '{' | '@' | '~')
     );
-    // Lower-case one-word names stay: people type "ask sarah" in chats, and over-masking a code
-    // word costs less than leaking a name.
-    (letters > 1 && upper == letters) || glued_before || glued_after
+    // Lower-case one-word names stay in prose: people type "ask sarah" in chats, and masking a
+    // stray word costs less than leaking a name. In code-like text ("foo", "a:b:ghi",
+    // "x = split(y)") the model's lower-case "names" are identifiers.
+    (upper == 0 && code_like_text(text))
+        || (letters > 1 && upper == letters)
+        || glued_before
+        || glued_after
 }
 
 /// Keeps the best of overlapping candidates (higher score, then longer), drops weak and
