@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use super::checksum as ck;
+use super::types::push_rule as push;
 use super::types::{Candidate, Recognizer, Tier};
 
 const DET: &str = "rules";
@@ -58,24 +59,6 @@ impl Recognizer for IdRecognizer {
         scan_clusters(text, out, &covered);
         self.scan_swift(text, out);
     }
-}
-
-fn push(
-    out: &mut Vec<Candidate>,
-    start: usize,
-    end: usize,
-    label: &'static str,
-    tier: Tier,
-    score: f32,
-) {
-    out.push(Candidate {
-        start,
-        end,
-        label,
-        tier,
-        score: score.clamp(0.0, 1.0),
-        detector: DET,
-    });
 }
 
 // -------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
-use super::types::{context_around, floor_boundary, has_context, Candidate, Recognizer, Tier};
+use super::types::{
+    context_around, floor_boundary, has_context, whole_word, Candidate, Recognizer, Tier,
+};
 
 /// Labels of content spans: their presence makes a fragment `local_only` (the meaning itself
 /// is private), unlike identifiers, which can be masked.
@@ -381,22 +383,16 @@ impl Default for LexiconRecognizer {
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
 impl Recognizer for LexiconRecognizer {
     fn name(&self) -> &'static str {
         "lexicon"
     }
 
     fn find(&self, text: &str, out: &mut Vec<Candidate>) {
-        let bytes = text.as_bytes();
         for m in self.matcher.find_iter(text) {
             let (s, e) = (m.start(), m.end());
             // Whole words only: "ibs" must not fire inside "ribs".
-            if (s > 0 && is_word_byte(bytes[s - 1])) || (e < bytes.len() && is_word_byte(bytes[e]))
-            {
+            if !whole_word(text, s, e) {
                 continue;
             }
             let (label, tier) = self.kinds[m.pattern().as_usize()];

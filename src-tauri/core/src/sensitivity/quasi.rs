@@ -11,6 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use regex::Regex;
 
+use super::types::push_rule as push;
 use super::types::{ceil_boundary, floor_boundary, Candidate, Recognizer, Tier};
 
 const DETECTOR: &str = "rules";
@@ -1103,26 +1104,6 @@ enum StreetKind {
     Typed,
     Untyped,
     LowerTyped,
-}
-
-fn push(
-    out: &mut Vec<Candidate>,
-    start: usize,
-    end: usize,
-    label: &'static str,
-    tier: Tier,
-    score: f32,
-) {
-    if end > start {
-        out.push(Candidate {
-            start,
-            end,
-            label,
-            tier,
-            score: score.clamp(0.0, 1.0),
-            detector: DETECTOR,
-        });
-    }
 }
 
 impl QuasiRecognizer {

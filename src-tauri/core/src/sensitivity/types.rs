@@ -57,6 +57,35 @@ pub trait Recognizer: Send + Sync {
     fn find(&self, text: &str, out: &mut Vec<Candidate>);
 }
 
+/// Appends a rule finding (score clamped to 0..=1, empty spans dropped).
+pub fn push_rule(
+    out: &mut Vec<Candidate>,
+    start: usize,
+    end: usize,
+    label: &'static str,
+    tier: Tier,
+    score: f32,
+) {
+    if end > start {
+        out.push(Candidate {
+            start,
+            end,
+            label,
+            tier,
+            score: score.clamp(0.0, 1.0),
+            detector: "rules",
+        });
+    }
+}
+
+/// True when the match `start..end` of `text` is a whole word (no letter, digit or `_` glued on
+/// either side; any non-ASCII byte counts as a letter).
+pub fn whole_word(text: &str, start: usize, end: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let b = text.as_bytes();
+    !(start > 0 && word(b[start - 1])) && !(end < b.len() && word(b[end]))
+}
+
 /// Largest char boundary `<= i`.
 pub fn floor_boundary(text: &str, mut i: usize) -> usize {
     if i >= text.len() {

@@ -4,7 +4,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde::{Deserialize, Serialize};
 
-use super::types::{Candidate, Recognizer, Tier};
+use super::types::{whole_word, Candidate, Recognizer, Tier};
 use super::SensitivityError;
 
 /// As written in `sensitivity.toml` (or passed by a host). All fields optional.
@@ -118,23 +118,16 @@ impl UserRecognizer {
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
 impl Recognizer for UserRecognizer {
     fn name(&self) -> &'static str {
         "user"
     }
 
     fn find(&self, text: &str, out: &mut Vec<Candidate>) {
-        let bytes = text.as_bytes();
         if let Some(ac) = &self.terms {
             for m in ac.find_iter(text) {
                 let (s, e) = (m.start(), m.end());
-                if (s > 0 && is_word_byte(bytes[s - 1]))
-                    || (e < bytes.len() && is_word_byte(bytes[e]))
-                {
+                if !whole_word(text, s, e) {
                     continue;
                 }
                 let local = self.term_local[m.pattern().as_usize()];
