@@ -168,7 +168,7 @@ async fn run(cli: Cli) -> Result<()> {
             tokio::task::spawn_blocking(move || {
                 let scanner = scan::scanner(&models_dir, rules, false)?;
                 if jsonl {
-                    scan::scan_jsonl(&scanner, file.as_deref())
+                    scan::scan_jsonl(&scanner, file.as_deref(), sensitive_source)
                 } else {
                     scan::scan_human(&scanner, file.as_deref(), sensitive_source)
                 }
@@ -185,7 +185,7 @@ async fn run(cli: Cli) -> Result<()> {
             tokio::task::spawn_blocking(move || {
                 let scanner = scan::scanner(&models_dir, rules, false)?;
                 if jsonl {
-                    scan::redact_jsonl(&scanner, file.as_deref())
+                    scan::redact_jsonl(&scanner, file.as_deref(), sensitive_source)
                 } else {
                     scan::redact(&scanner, file.as_deref(), sensitive_source)
                 }

@@ -35,9 +35,14 @@ fn input(file: Option<&Path>) -> Result<Box<dyn BufRead>> {
 }
 
 /// One JSONL line in, one out. Never fails on content; only I/O errors end the run.
-pub fn scan_jsonl(scanner: &Scanner, file: Option<&Path>) -> Result<()> {
+pub fn scan_jsonl(scanner: &Scanner, file: Option<&Path>, sensitive_source: bool) -> Result<()> {
+    let provenance = if sensitive_source {
+        Provenance::SensitiveSource
+    } else {
+        Provenance::Content
+    };
     jsonl(file, |id, body| {
-        let report = scanner.scan(body);
+        let report = scanner.scan_with(body, provenance);
         let spans: Vec<Value> = report
             .spans
             .iter()
@@ -49,10 +54,15 @@ pub fn scan_jsonl(scanner: &Scanner, file: Option<&Path>) -> Result<()> {
 
 /// `redact --jsonl`: {"id","text"} in, {"id","text","masked","withheld"} out, each line its own
 /// conversation (placeholders numbered from 1).
-pub fn redact_jsonl(scanner: &Scanner, file: Option<&Path>) -> Result<()> {
+pub fn redact_jsonl(scanner: &Scanner, file: Option<&Path>, sensitive_source: bool) -> Result<()> {
+    let provenance = if sensitive_source {
+        Provenance::SensitiveSource
+    } else {
+        Provenance::Content
+    };
     jsonl(file, |id, body| {
         let mut p = Pseudonymizer::new();
-        let r = sensitivity::redact(scanner, &mut p, body, Provenance::Content);
+        let r = sensitivity::redact(scanner, &mut p, body, provenance);
         json!({"id": id, "text": r.text, "masked": r.masked, "withheld": r.withheld})
     })
 }
@@ -82,14 +92,8 @@ fn jsonl(file: Option<&Path>, mut each: impl FnMut(&str, &str) -> Value) -> Resu
         };
         serde_json::to_writer(&mut out, &result).context("cannot write output")?;
         out.write_all(b"\n").context("cannot write output")?;
-        // Flush when no more input is waiting, so an interactive producer sees answers.
-        if reader
-            .fill_buf()
-            .map(|b| b.is_empty() || !b.contains(&b'\n'))
-            .unwrap_or(true)
-        {
-            out.flush().context("cannot write output")?;
-        }
+        // Every line: a producer may wait for each answer before sending the next line.
+        out.flush().context("cannot write output")?;
     }
     out.flush().context("cannot write output")?;
     Ok(())

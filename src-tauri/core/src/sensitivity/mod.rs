@@ -38,7 +38,7 @@ pub const NER_LABELS: &[&str] = &["PERSON", "STREET_ADDRESS"];
 pub const DEFAULT_THRESHOLD: f32 = 0.5;
 
 /// Labels that identify nobody on their own (a date, a job title, a nationality): reported, but
-/// masked only when the same fragment also holds a personal identifier they could pin down.
+/// masked only when the same text also holds a personal identifier they could pin down.
 pub const CONTEXT_ONLY_LABELS: &[&str] = &[
     "DATE_TIME",
     "TITLE",
@@ -260,12 +260,15 @@ impl Scanner {
             r.find(text, &mut cands);
         }
         self.user.find(text, &mut cands);
+        let mut kept = resolve(text, cands, self.threshold, &self.user);
         // NER costs milliseconds: run it only on the sentences the rules have not already kept
-        // local (consecutive ones in one call, since each call has a fixed cost).
+        // local (consecutive ones in one call, since each call has a fixed cost), judged on
+        // what survived resolution (an allow-listed or out-scored term does not count).
         let mut ner_ran = false;
         if let Some(ner) = &self.ner {
             if provenance != Provenance::SensitiveSource {
-                for (s, e) in undecided_runs(text, &cands, self.threshold) {
+                let mut cands = Vec::new();
+                for (s, e) in undecided_runs(text, &kept, self.threshold) {
                     let piece = &text[s..e];
                     if !piece.chars().any(char::is_alphabetic) {
                         continue;
@@ -273,20 +276,24 @@ impl Scanner {
                     let mut found = Vec::new();
                     ner.find(piece, &mut found);
                     ner_ran = true;
+                    let code_text = code_like_text(piece);
                     // The model's structured labels (phones, IDs, accounts) misfire on about half
                     // of the look-alike rows in development data; validated rules own those.
                     // Keep what only the model can find.
                     for mut c in found {
                         c.start += s;
                         c.end += s;
-                        if NER_LABELS.contains(&c.label) && !code_like_name(text, &c) {
+                        if NER_LABELS.contains(&c.label) && !code_like_name(text, &c, code_text) {
                             cands.push(c);
                         }
                     }
                 }
+                if !cands.is_empty() {
+                    cands.append(&mut kept);
+                    kept = resolve(text, cands, self.threshold, &self.user);
+                }
             }
         }
-        let kept = resolve(text, cands, self.threshold, &self.user);
         let spans = to_char_spans(text, kept);
         let verdict = verdict_of(spans.iter().map(|s| s.label.as_str()), provenance);
         let reasons = reasons_for(&spans, verdict, provenance);
@@ -300,8 +307,7 @@ impl Scanner {
 
     /// Scans a large input in bounded memory: blocks of about `block` bytes, cut at line ends.
     /// `on_block(char_offset, text, report)` sees each block; span offsets in `report` are relative
-    /// to the block, `char_offset` is the block's start in the whole input. A span cannot cross a
-    /// block boundary: blocks end at a blank line where one exists, else at a line end.
+    /// to the block, `char_offset` is the block's start in the whole input.
     pub fn scan_reader<R: BufRead>(
         &self,
         mut reader: R,
@@ -313,19 +319,27 @@ impl Scanner {
         let mut buf = String::new();
         let mut offset = 0usize;
         let mut raw = Vec::new();
+        // Bytes of a UTF-8 character cut by the per-read cap, carried into the next read.
+        let mut carry: Vec<u8> = Vec::new();
         loop {
             raw.clear();
+            raw.append(&mut carry);
             // Cap a single "line" so a file with no newlines still streams.
             let n =
                 std::io::Read::take(reader.by_ref(), block as u64).read_until(b'\n', &mut raw)?;
-            if n > 0 {
-                buf.push_str(&String::from_utf8_lossy(&raw));
+            match std::str::from_utf8(&raw) {
+                Ok(t) => buf.push_str(t),
+                Err(e) if e.error_len().is_none() && n > 0 => {
+                    // An incomplete character at the end: keep it for the next read.
+                    let (good, rest) = raw.split_at(e.valid_up_to());
+                    buf.push_str(&String::from_utf8_lossy(good));
+                    carry = rest.to_vec();
+                }
+                Err(_) => buf.push_str(&String::from_utf8_lossy(&raw)),
             }
-            let paragraph_end = buf.ends_with("\n\n") || buf.ends_with("\r\n\r\n");
-            if n == 0
-                || buf.len() >= block * 2
-                || (buf.len() >= block && (paragraph_end || buf.ends_with('\n')))
-            {
+            // Blocks end at a line end once they reach `block` bytes; a line longer than twice
+            // that is cut (at a character boundary), and a span crossing that cut is split.
+            if n == 0 || buf.len() >= block * 2 || (buf.len() >= block && buf.ends_with('\n')) {
                 if !buf.is_empty() {
                     let report = self.scan_with(&buf, provenance);
                     on_block(offset, &buf, &report);
@@ -403,7 +417,7 @@ fn code_like_text(text: &str) -> bool {
 
 /// A one-word "name" in all capitals or glued to code punctuation (`split(`, `NOROM_`,
 /// `x.setattr`): the NER model's typical misfire on code and config text.
-fn code_like_name(text: &str, c: &Candidate) -> bool {
+fn code_like_name(text: &str, c: &Candidate, code_text: bool) -> bool {
     if c.label != "PERSON" {
         return false;
     }
@@ -426,10 +440,7 @@ fn code_like_name(text: &str, c: &Candidate) -> bool {
     // Lower-case one-word names stay in prose: people type "ask sarah" in chats, and masking a
     // stray word costs less than leaking a name. In code-like text ("foo", "a:b:ghi",
     // "x = split(y)") the model's lower-case "names" are identifiers.
-    (upper == 0 && code_like_text(text))
-        || (letters > 1 && upper == letters)
-        || glued_before
-        || glued_after
+    (upper == 0 && code_text) || (letters > 1 && upper == letters) || glued_before || glued_after
 }
 
 /// Keeps the best of overlapping candidates (higher score, then longer), drops weak and
@@ -448,20 +459,23 @@ fn resolve(
             .then(a.start.cmp(&b.start))
     });
     let mut kept: Vec<Candidate> = Vec::with_capacity(cands.len());
-    // `taken` stays sorted by start; kept spans never overlap, so a neighbour check suffices.
-    let mut taken: Vec<(usize, usize)> = Vec::new();
+    // start → end of every claimed range; claimed ranges never overlap, so only the nearest
+    // range starting before `end` can clash.
+    let mut taken: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
     for c in cands {
-        let i = taken.partition_point(|&(s, _)| s < c.start);
-        let clash_prev = i > 0 && taken[i - 1].1 > c.start;
-        let clash_next = i < taken.len() && taken[i].0 < c.end;
-        if clash_prev || clash_next {
+        if taken
+            .range(..c.end)
+            .next_back()
+            .is_some_and(|(_, &e)| e > c.start)
+        {
             continue;
         }
-        if user.is_allowed(&text[c.start..c.end]) {
-            continue;
+        taken.insert(c.start, c.end);
+        // An allow-listed string claims its range (weaker look-alikes cannot flag it) but is
+        // not reported.
+        if !user.is_allowed(&text[c.start..c.end]) {
+            kept.push(c);
         }
-        taken.insert(i, (c.start, c.end));
-        kept.push(c);
     }
     // Public-tier findings (business registration numbers, places) win overlaps against weaker
     // look-alikes above, but are not sensitive: they are not reported.

@@ -3,7 +3,7 @@
 //! in the cloud's reply. The mapping lives only in this struct's memory: it is never
 //! serialized, logged or sent (its `Debug` shows counts only).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use regex::Regex;
@@ -87,11 +87,31 @@ pub struct Restored {
 pub struct Pseudonymizer {
     /// (kind, original) → number.
     forward: HashMap<(String, String), u32>,
-    /// (kind, number) → original.
+    /// (normalised kind, number) → original.
     back: HashMap<(String, u32), String>,
+    /// Last number issued per kind.
     next: HashMap<String, u32>,
+    /// Placeholder-shaped text the user typed themselves: never issued, never restored.
+    reserved: HashSet<(String, u32)>,
     /// Restore pattern, rebuilt when a new kind is issued.
     pattern: Option<Regex>,
+}
+
+/// A kind as compared in replies: upper case, letters and digits only (`client-id` = `CLIENT_ID`).
+fn norm(kind: &str) -> String {
+    kind.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
+}
+
+/// Placeholder-shaped text in any input: bracketed with any separators, or bare `KIND_N`.
+fn typed_placeholders() -> &'static Regex {
+    static P: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        Regex::new(r"[\[\(\{<]\s*([A-Za-z]+(?:[ _\-][A-Za-z]+)*)[ _\-]?(\d{1,6})\s*[\]\)\}>]|\b([A-Z]+(?:_[A-Z]+)*)_(\d{1,6})\b")
+            .unwrap_or_else(|_| unreachable!("constant pattern"))
+    })
 }
 
 impl fmt::Debug for Pseudonymizer {
@@ -119,6 +139,19 @@ impl Pseudonymizer {
     /// Replaces `spans` (code point offsets into `text`, non-overlapping) with placeholders.
     /// The same original (same kind) always gets the same placeholder in this conversation.
     pub fn mask(&mut self, text: &str, spans: &[&Span]) -> Masked {
+        // Placeholder-looking text the user wrote must never be confused with one we issue.
+        for c in typed_placeholders().captures_iter(text) {
+            let kind = c.get(1).or(c.get(3)).map(|m| norm(m.as_str()));
+            let n = c
+                .get(2)
+                .or(c.get(4))
+                .and_then(|m| m.as_str().parse::<u32>().ok());
+            if let (Some(kind), Some(n)) = (kind, n) {
+                if !self.back.contains_key(&(kind.clone(), n)) {
+                    self.reserved.insert((kind, n));
+                }
+            }
+        }
         let mut spans: Vec<&Span> = spans.to_vec();
         spans.sort_by_key(|s| s.start);
         let mut out = String::with_capacity(text.len());
@@ -166,12 +199,18 @@ impl Pseudonymizer {
         let n = match self.forward.get(&key) {
             Some(n) => *n,
             None => {
-                let n = self.next.entry(kind.clone()).or_insert(0);
-                *n += 1;
-                let n = *n;
+                if !self.next.contains_key(&kind) {
+                    self.pattern = None; // a new kind: the restore pattern must learn it
+                }
+                let nk = norm(&kind);
+                let last = self.next.entry(kind.clone()).or_insert(0);
+                let mut n = *last + 1;
+                while self.reserved.contains(&(nk.clone(), n)) {
+                    n += 1;
+                }
+                *last = n;
                 self.forward.insert(key, n);
-                self.back.insert((kind.clone(), n), original.to_string());
-                self.pattern = None;
+                self.back.insert((nk, n), original.to_string());
                 n
             }
         };
@@ -199,9 +238,9 @@ impl Pseudonymizer {
                 (loose.join("|"), exact.join("|"))
             };
             // In brackets of any shape: any case, `_`/space/`-` separators. Bare: only the exact
-            // `KIND_N` shape (any case), so prose like "person 1" is not rewritten.
+            // upper-case `KIND_N`, so prose ("person 1") and code (`url_1 = ...`) stay as written.
             let re = format!(
-                r"(?i)[\[\(\{{<]\s*({loose})[ _\-]?(\d{{1,6}})\s*[\]\)\}}>]|\b({exact})_(\d{{1,6}})\b"
+                r"(?i:[\[\(\{{<]\s*({loose})[ _\-]?(\d{{1,6}})\s*[\]\)\}}>])|\b({exact})_(\d{{1,6}})\b"
             );
             // Kinds are escaped, so this cannot fail; if it ever did, restore leaves text as is.
             self.pattern = Regex::new(&re).ok();
@@ -219,11 +258,6 @@ impl Pseudonymizer {
                 unknown: Vec::new(),
             };
         }
-        // Kinds in the reply are matched case-insensitively and with any separator; map them
-        // back to the issued kind by normalising.
-        let norm = |k: &str| k.to_ascii_uppercase().replace([' ', '-'], "_");
-        let by_norm: HashMap<String, String> =
-            self.next.keys().map(|k| (norm(k), k.clone())).collect();
         let mut out = String::with_capacity(reply.len());
         let mut restored = 0;
         let mut unknown = Vec::new();
@@ -243,12 +277,13 @@ impl Pseudonymizer {
             ) else {
                 continue;
             };
-            let issued_kind = by_norm.get(&norm(kind.as_str()).replace("__", "_"));
-            let n: Option<u32> = num.as_str().parse().ok();
-            let original = match (issued_kind, n) {
-                (Some(k), Some(n)) => self.back.get(&(k.clone(), n)),
-                _ => None,
-            };
+            let key = num
+                .as_str()
+                .parse::<u32>()
+                .ok()
+                .map(|n| (norm(kind.as_str()), n));
+            let original = key.as_ref().and_then(|k| self.back.get(k));
+            let typed = key.as_ref().is_some_and(|k| self.reserved.contains(k));
             out.push_str(&reply[last..whole.start()]);
             match original {
                 Some(o) => {
@@ -257,7 +292,9 @@ impl Pseudonymizer {
                 }
                 None => {
                     out.push_str(whole.as_str());
-                    unknown.push(whole.as_str().to_string());
+                    if !typed {
+                        unknown.push(whole.as_str().to_string());
+                    }
                 }
             }
             last = whole.end();
@@ -312,6 +349,35 @@ mod tests {
         );
         assert_eq!(r.restored, 3);
         assert_eq!(r.unknown, vec!["[PERSON_9]".to_string()]);
+    }
+
+    #[test]
+    fn typed_placeholders_are_never_reused_or_restored() {
+        let mut p = Pseudonymizer::new();
+        let t = "Template: Dear [PERSON_1], from Bob";
+        let m = p.mask(t, &[&span(t, "Bob", "PERSON")]);
+        assert_eq!(m.text, "Template: Dear [PERSON_1], from [PERSON_2]");
+        let r = p.restore("Dear [PERSON_1], regards [PERSON_2]");
+        assert_eq!(r.text, "Dear [PERSON_1], regards Bob");
+        assert!(r.unknown.is_empty());
+    }
+
+    #[test]
+    fn code_identifiers_and_squashed_kinds() {
+        let mut p = Pseudonymizer::new();
+        let t = "client CL-1 at https://x.org";
+        p.mask(
+            t,
+            &[
+                &span(t, "CL-1", "CLIENT_ID"),
+                &span(t, "https://x.org", "URL"),
+            ],
+        );
+        let r = p.restore("url_1 = fetch([URL_1]); see [ClientID_1] and URL_1");
+        assert_eq!(
+            r.text,
+            "url_1 = fetch(https://x.org); see CL-1 and https://x.org"
+        );
     }
 
     #[test]

@@ -202,15 +202,16 @@ fn add_entities(piece: &str, spans: &mut Vec<Span>) {
             it.next();
         }
     }
+    // `cps` is sorted by byte mark; the existing spans are sorted and disjoint.
     let cp_of = |b: usize| {
-        cps.iter()
-            .find(|(m, _)| *m == b)
-            .map(|(_, c)| *c)
-            .unwrap_or(0)
+        cps.binary_search_by_key(&b, |&(m, _)| m)
+            .map_or(0, |i| cps[i].1)
     };
+    let existing: Vec<(usize, usize)> = spans.iter().map(|x| (x.start, x.end)).collect();
     for e in found {
         let (s, t) = (cp_of(e.start), cp_of(e.end));
-        if t <= s || spans.iter().any(|x| x.start < t && x.end > s) {
+        let i = existing.partition_point(|&(start, _)| start < t);
+        if t <= s || (i > 0 && existing[i - 1].1 > s) {
             continue;
         }
         spans.push(Span {

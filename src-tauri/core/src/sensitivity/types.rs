@@ -78,12 +78,11 @@ pub fn push_rule(
     }
 }
 
-/// True when the match `start..end` of `text` is a whole word (no letter, digit or `_` glued on
-/// either side; any non-ASCII byte counts as a letter).
+/// True when the match `start..end` of `text` is a whole word: no letter, digit or `_` glued on
+/// either side (curly quotes, dashes and other punctuation are boundaries).
 pub fn whole_word(text: &str, start: usize, end: usize) -> bool {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
-    let b = text.as_bytes();
-    !(start > 0 && word(b[start - 1])) && !(end < b.len() && word(b[end]))
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    !word(text[..start].chars().next_back()) && !word(text[end..].chars().next())
 }
 
 /// Largest char boundary `<= i`.

@@ -210,6 +210,13 @@ fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
         "allow-listed: {found:?}"
     );
     assert_eq!(s.scan("notes on the merger").verdict, Verdict::LocalOnly);
+    assert_eq!(
+        s.scan("notes on the “merger”—soon").verdict,
+        Verdict::LocalOnly,
+        "curly quotes are word boundaries"
+    );
+    // An allow-listed string claims its range: nothing weaker may flag it either.
+    assert!(s.scan("support@tandem.example").spans.is_empty());
 
     let bad = UserRules {
         patterns: vec![UserPattern {
@@ -263,6 +270,19 @@ fn large_inputs_stream_in_blocks_and_pathological_ones_finish() {
         .unwrap();
     assert_eq!(found, expected);
     assert!(blocks > 50, "{blocks} blocks");
+    // A long line without newlines, full of multi-byte characters, is cut into blocks without
+    // splitting a character.
+    let line = "Grüße aus Köln, 😀 — ".repeat(20_000);
+    let mut joined = String::new();
+    rules()
+        .scan_reader(
+            std::io::Cursor::new(line.as_bytes()),
+            1024,
+            Provenance::Content,
+            |_, t, _| joined.push_str(t),
+        )
+        .unwrap();
+    assert_eq!(joined, line);
     // Pathological shapes: long digit runs, separators, repeated '@', one huge line.
     for s in [
         "1".repeat(200_000),
