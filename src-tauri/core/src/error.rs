@@ -39,5 +39,6 @@ into_error_info!(
     crate::local::LocalError,
     crate::models::ModelError,
     crate::config::ConfigError,
-    crate::sensitivity::SensitivityError
+    crate::sensitivity::SensitivityError,
+    crate::cloud::CloudError
 );

@@ -2,6 +2,7 @@
 //! app (src-tauri) and the `tandem` CLI; both only translate between their users and
 //! the types here.
 
+pub mod cloud;
 pub mod config;
 pub mod error;
 pub mod events;

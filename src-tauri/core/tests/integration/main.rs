@@ -2,6 +2,7 @@
 //! binary an expensive link). Real parts only: the real small model, real files,
 //! a real HTTP server on 127.0.0.1.
 
+mod cloud;
 mod common;
 mod fetch;
 mod hardware;
