@@ -4,6 +4,7 @@
 //! rest of issue 4.)
 
 pub mod openai;
+pub mod reliable;
 
 use std::time::Duration;
 
@@ -66,8 +67,33 @@ pub enum CloudError {
     Protocol { provider: String, message: String },
     #[error("the reply from {provider} stopped before it was complete: {message}")]
     StreamCut { provider: String, message: String },
+    #[error("{provider} did not answer within {} ms ({phase})", after.as_millis())]
+    Timeout {
+        provider: String,
+        phase: &'static str,
+        after: Duration,
+    },
+    #[error("{provider} is failing; not asking it again for {} s", retry_in.as_secs())]
+    Unavailable {
+        provider: String,
+        retry_in: Duration,
+    },
     #[error("bad provider configuration: {0}")]
     Config(String),
+}
+
+impl CloudError {
+    /// Worth trying the same provider again (after a pause): connection trouble, timeouts,
+    /// rate limits and 500/502/503/504. A rejected key or a bad request never is.
+    pub fn retryable(&self) -> bool {
+        match self {
+            CloudError::Connect { .. }
+            | CloudError::Timeout { .. }
+            | CloudError::RateLimited { .. } => true,
+            CloudError::Server { status, .. } => matches!(status, 500 | 502 | 503 | 504),
+            _ => false,
+        }
+    }
 }
 
 impl crate::ErrorCode for CloudError {
@@ -80,6 +106,8 @@ impl crate::ErrorCode for CloudError {
             CloudError::Connect { .. } => "cloud.unreachable",
             CloudError::Protocol { .. } => "cloud.protocol",
             CloudError::StreamCut { .. } => "cloud.stream_cut",
+            CloudError::Timeout { .. } => "cloud.timeout",
+            CloudError::Unavailable { .. } => "cloud.unavailable",
             CloudError::Config(_) => "cloud.config",
         }
     }

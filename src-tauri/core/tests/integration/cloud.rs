@@ -77,7 +77,7 @@ async fn server() -> String {
     format!("http://{addr}/v1")
 }
 
-fn request(model: &str) -> CloudRequest {
+pub(crate) fn request(model: &str) -> CloudRequest {
     CloudRequest {
         model: model.into(),
         messages: vec![ChatMessage::user("hi")],
@@ -207,4 +207,170 @@ async fn non_streaming_replies_are_read_whole() {
             completion_tokens: 1
         })
     );
+}
+
+mod reliability {
+    //! Retries, Retry-After, the circuit breaker and timeouts, against a server that counts the
+    //! requests it receives.
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use axum::extract::State;
+    use axum::http::Response;
+    use axum::routing::post;
+    use futures::StreamExt;
+    use tandem_core::cloud::openai::OpenAiCompatible;
+    use tandem_core::cloud::reliable::{Policy, Reliable};
+    use tandem_core::cloud::{CloudError, CloudEvent};
+
+    use super::{request, KEY};
+
+    type Hits = Arc<Mutex<HashMap<String, u32>>>;
+
+    const OK: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"fine\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+    async fn chat(State(hits): State<Hits>, body: String) -> Response<Body> {
+        let req: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let model = req["model"].as_str().unwrap_or("").to_string();
+        let n = {
+            let mut h = hits.lock().unwrap();
+            let n = h.entry(model.clone()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let status = |s: u16| Response::builder().status(s).body(Body::empty()).unwrap();
+        let ok = || {
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(OK))
+                .unwrap()
+        };
+        match (model.as_str(), n) {
+            ("flaky", 1) => status(500),
+            ("flaky", _) => ok(),
+            ("limited-once", 1) => Response::builder()
+                .status(429)
+                .header("retry-after", "1")
+                .body(Body::empty())
+                .unwrap(),
+            ("limited-once", _) => ok(),
+            ("down", _) => status(503),
+            ("slow", _) => {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                ok()
+            }
+            ("stall", _) => {
+                let first = futures::stream::once(async {
+                    Ok::<_, std::io::Error>(bytes::Bytes::from(
+                        "data: {\"choices\":[{\"delta\":{\"content\":\"partial\"}}]}\n\n",
+                    ))
+                });
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from_stream(first.chain(futures::stream::pending())))
+                    .unwrap()
+            }
+            _ => status(400),
+        }
+    }
+
+    async fn server() -> (String, Hits) {
+        let hits: Hits = Arc::default();
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .with_state(hits.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (format!("http://{addr}/v1"), hits)
+    }
+
+    fn quick() -> Policy {
+        Policy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(2),
+            first_byte_timeout: Duration::from_millis(500),
+            idle_timeout: Duration::from_millis(300),
+            breaker_threshold: 2,
+            breaker_cooldown: Duration::from_secs(60),
+            max_concurrent: 2,
+        }
+    }
+
+    async fn text_of(r: &Reliable, model: &str) -> Result<String, CloudError> {
+        let mut s = r.stream(&request(model), KEY).await?;
+        let mut text = String::new();
+        while let Some(ev) = s.next().await {
+            if let CloudEvent::Delta { text: t } = ev? {
+                text.push_str(&t);
+            }
+        }
+        Ok(text)
+    }
+
+    #[tokio::test]
+    async fn server_errors_and_rate_limits_are_retried() {
+        let (url, hits) = server().await;
+        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), quick());
+        assert_eq!(text_of(&r, "flaky").await.unwrap(), "fine");
+        assert_eq!(text_of(&r, "limited-once").await.unwrap(), "fine");
+        let h = hits.lock().unwrap();
+        assert_eq!((h["flaky"], h["limited-once"]), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn a_failing_provider_opens_the_breaker() {
+        let (url, hits) = server().await;
+        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), quick());
+        assert!(matches!(
+            text_of(&r, "down").await,
+            Err(CloudError::Unavailable { .. } | CloudError::Server { status: 503, .. })
+        ));
+        let before = hits.lock().unwrap()["down"];
+        assert_eq!(before, 2, "the breaker opened after two failures");
+        let err = text_of(&r, "down").await.unwrap_err();
+        assert!(matches!(err, CloudError::Unavailable { .. }), "{err:?}");
+        assert_eq!(
+            hits.lock().unwrap()["down"],
+            before,
+            "an open breaker sends nothing"
+        );
+    }
+
+    #[tokio::test]
+    async fn timeouts_before_and_during_a_reply() {
+        let (url, hits) = server().await;
+        let one = Policy {
+            max_attempts: 1,
+            ..quick()
+        };
+        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), one);
+        assert!(matches!(
+            text_of(&r, "slow").await,
+            Err(CloudError::Timeout {
+                phase: "first byte",
+                ..
+            })
+        ));
+        // Part of the reply arrived, then silence: an idle timeout, and no silent re-send.
+        let mut s = r.stream(&request("stall"), KEY).await.unwrap();
+        assert_eq!(
+            s.next().await.unwrap().unwrap(),
+            CloudEvent::Delta {
+                text: "partial".into()
+            }
+        );
+        assert!(matches!(
+            s.next().await.unwrap(),
+            Err(CloudError::Timeout {
+                phase: "idle stream",
+                ..
+            })
+        ));
+        assert!(s.next().await.is_none());
+        assert_eq!(hits.lock().unwrap()["stall"], 1);
+    }
 }

@@ -1,0 +1,195 @@
+//! Reliability around one provider: first-byte and idle timeouts, retries with exponential
+//! backoff and jitter (honouring `Retry-After`), a circuit breaker with cool-down, and a limit
+//! on concurrent requests. Retries happen only before any part of a reply reached the caller:
+//! a stream that breaks later is reported, never silently re-sent.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::stream::{BoxStream, StreamExt};
+use tokio::sync::Semaphore;
+
+use super::openai::OpenAiCompatible;
+use super::{CloudError, CloudEvent, CloudRequest};
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Attempts in all (1 = no retry).
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    /// Time allowed until the response headers arrive.
+    pub first_byte_timeout: Duration,
+    /// Time allowed between two pieces of a streamed reply.
+    pub idle_timeout: Duration,
+    /// Consecutive failed requests that open the breaker.
+    pub breaker_threshold: u32,
+    pub breaker_cooldown: Duration,
+    pub max_concurrent: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(8),
+            first_byte_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            breaker_threshold: 5,
+            breaker_cooldown: Duration::from_secs(30),
+            max_concurrent: 4,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Breaker {
+    failures: u32,
+    open_until: Option<Instant>,
+}
+
+pub struct Reliable {
+    provider: OpenAiCompatible,
+    policy: Policy,
+    breaker: Mutex<Breaker>,
+    slots: Arc<Semaphore>,
+}
+
+impl Reliable {
+    pub fn new(provider: OpenAiCompatible, policy: Policy) -> Self {
+        let slots = Arc::new(Semaphore::new(policy.max_concurrent.max(1)));
+        Self {
+            provider,
+            policy,
+            breaker: Mutex::new(Breaker::default()),
+            slots,
+        }
+    }
+
+    pub fn provider(&self) -> &OpenAiCompatible {
+        &self.provider
+    }
+
+    fn check_breaker(&self) -> Result<(), CloudError> {
+        let b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        match b.open_until {
+            Some(t) if t > Instant::now() => Err(CloudError::Unavailable {
+                provider: self.provider.name().to_string(),
+                retry_in: t.saturating_duration_since(Instant::now()),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn record(&self, ok: bool) {
+        let mut b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        if ok {
+            *b = Breaker::default();
+        } else {
+            b.failures += 1;
+            if b.failures >= self.policy.breaker_threshold {
+                b.open_until = Some(Instant::now() + self.policy.breaker_cooldown);
+            }
+        }
+    }
+
+    /// Pause before attempt `n + 1`: exponential with ±25% jitter, or the server's
+    /// `Retry-After` when it gave one (capped by `max_delay`).
+    fn delay(&self, attempt: u32, err: &CloudError) -> Duration {
+        if let CloudError::RateLimited {
+            retry_after: Some(d),
+            ..
+        } = err
+        {
+            return (*d).min(self.policy.max_delay);
+        }
+        let exp = self
+            .policy
+            .base_delay
+            .saturating_mul(1u32 << attempt.min(16));
+        let base = exp.min(self.policy.max_delay);
+        // Jitter without a random-number crate: the clock's nanoseconds are random enough to
+        // keep clients from retrying in lock-step.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let factor = 0.75 + f64::from(nanos % 1000) / 2000.0;
+        base.mul_f64(factor)
+    }
+
+    /// A streamed reply, with retries before its first event and timeouts throughout.
+    pub async fn stream(
+        &self,
+        req: &CloudRequest,
+        key: &str,
+    ) -> Result<BoxStream<'static, Result<CloudEvent, CloudError>>, CloudError> {
+        self.check_breaker()?;
+        let permit = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| CloudError::Config("provider closed".into()))?;
+        let name = self.provider.name().to_string();
+        let mut attempt = 0;
+        let inner = loop {
+            let r = match tokio::time::timeout(
+                self.policy.first_byte_timeout,
+                self.provider.stream(req, key),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(CloudError::Timeout {
+                    provider: name.clone(),
+                    phase: "first byte",
+                    after: self.policy.first_byte_timeout,
+                }),
+            };
+            match r {
+                Ok(s) => {
+                    self.record(true);
+                    break s;
+                }
+                Err(e) => {
+                    self.record(false);
+                    attempt += 1;
+                    if !e.retryable() || attempt >= self.policy.max_attempts {
+                        return Err(e);
+                    }
+                    self.check_breaker()?;
+                    tracing::info!(provider = %name, attempt, error = %e, "retrying");
+                    tokio::time::sleep(self.delay(attempt - 1, &e)).await;
+                }
+            }
+        };
+        let idle = self.policy.idle_timeout;
+        // The permit lives as long as the stream: dropping the stream (cancellation) frees it.
+        Ok(futures::stream::unfold(
+            (inner, permit, name, false),
+            move |(mut s, permit, name, done)| async move {
+                if done {
+                    return None;
+                }
+                match tokio::time::timeout(idle, s.next()).await {
+                    Ok(Some(ev)) => {
+                        let end = !matches!(ev, Ok(CloudEvent::Delta { .. }));
+                        Some((ev, (s, permit, name, end)))
+                    }
+                    Ok(None) => None,
+                    Err(_) => {
+                        let err = CloudError::Timeout {
+                            provider: name.clone(),
+                            phase: "idle stream",
+                            after: idle,
+                        };
+                        Some((Err(err), (s, permit, name, true)))
+                    }
+                }
+            },
+        )
+        .boxed())
+    }
+}
