@@ -5,6 +5,7 @@
 
 pub mod openai;
 pub mod reliable;
+pub mod sse;
 
 use std::time::Duration;
 

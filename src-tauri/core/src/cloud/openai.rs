@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
 use futures::stream::{BoxStream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::sse::SseDecoder;
 use super::{CloudError, CloudEvent, CloudRequest, Usage};
 
 /// A configured OpenAI-compatible endpoint.
@@ -206,16 +206,21 @@ impl OpenAiCompatible {
     ) -> Result<BoxStream<'static, Result<CloudEvent, CloudError>>, CloudError> {
         let resp = self.send(req, key, true).await?;
         let provider = self.name.clone();
-        let events = resp.bytes_stream().eventsource();
         struct St<S> {
-            events: S,
+            bytes: S,
+            decoder: SseDecoder,
+            pending: std::collections::VecDeque<String>,
+            ended: bool,
             provider: String,
             finish: Option<String>,
             usage: Option<Usage>,
             done: bool,
         }
         let st = St {
-            events,
+            bytes: resp.bytes_stream(),
+            decoder: SseDecoder::new(),
+            pending: Default::default(),
+            ended: false,
             provider,
             finish: None,
             usage: None,
@@ -226,56 +231,67 @@ impl OpenAiCompatible {
                 return None;
             }
             loop {
-                match st.events.next().await {
-                    Some(Ok(ev)) => {
-                        let data = ev.data.trim();
-                        if data.is_empty() {
-                            continue;
-                        }
-                        if data == "[DONE]" {
-                            st.done = true;
-                            let done = CloudEvent::Done { finish_reason: st.finish.take(), usage: st.usage.take() };
-                            return Some((Ok(done), st));
-                        }
-                        let chunk: Chunk = match serde_json::from_str(data) {
-                            Ok(c) => c,
-                            Err(e) => {
-                                // One unreadable line does not lose the reply; it is logged.
-                                tracing::warn!(provider = %st.provider, error = %e, "skipping an unreadable SSE data line");
-                                continue;
-                            }
-                        };
-                        if chunk.usage.is_some() {
-                            st.usage = chunk.usage;
-                        }
-                        let mut text = String::new();
-                        for c in chunk.choices {
-                            if let Some(f) = c.finish_reason.filter(|f| !f.is_empty()) {
-                                st.finish = Some(f);
-                            }
-                            if let Some(t) = c.delta.and_then(|d| d.content) {
-                                text.push_str(&t);
-                            }
-                        }
-                        if !text.is_empty() {
-                            return Some((Ok(CloudEvent::Delta { text }), st));
-                        }
-                    }
-                    Some(Err(e)) => {
-                        st.done = true;
-                        let err = CloudError::StreamCut { provider: st.provider.clone(), message: e.to_string() };
-                        return Some((Err(err), st));
-                    }
-                    None => {
+                let Some(data) = st.pending.pop_front() else {
+                    if st.ended {
                         st.done = true;
                         // Some servers close without `[DONE]` after a finish reason: that is complete.
                         if st.finish.is_some() {
                             let done = CloudEvent::Done { finish_reason: st.finish.take(), usage: st.usage.take() };
                             return Some((Ok(done), st));
                         }
-                        let err = CloudError::StreamCut { provider: st.provider.clone(), message: "connection closed before the end of the reply".into() };
+                        let err = CloudError::StreamCut {
+                            provider: st.provider.clone(),
+                            message: "connection closed before the end of the reply".into(),
+                        };
                         return Some((Err(err), st));
                     }
+                    let mut out = Vec::new();
+                    match st.bytes.next().await {
+                        Some(Ok(chunk)) => st.decoder.push(&chunk, &mut out),
+                        Some(Err(e)) => {
+                            st.done = true;
+                            let err = CloudError::StreamCut { provider: st.provider.clone(), message: without_url(e) };
+                            return Some((Err(err), st));
+                        }
+                        None => {
+                            st.decoder.finish(&mut out);
+                            st.ended = true;
+                        }
+                    }
+                    st.pending.extend(out);
+                    continue;
+                };
+                let data = data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if data == "[DONE]" {
+                    st.done = true;
+                    let done = CloudEvent::Done { finish_reason: st.finish.take(), usage: st.usage.take() };
+                    return Some((Ok(done), st));
+                }
+                let chunk: Chunk = match serde_json::from_str(data) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // One unreadable line does not lose the reply; it is logged.
+                        tracing::warn!(provider = %st.provider, error = %e, "skipping an unreadable SSE data line");
+                        continue;
+                    }
+                };
+                if chunk.usage.is_some() {
+                    st.usage = chunk.usage;
+                }
+                let mut text = String::new();
+                for c in chunk.choices {
+                    if let Some(f) = c.finish_reason.filter(|f| !f.is_empty()) {
+                        st.finish = Some(f);
+                    }
+                    if let Some(t) = c.delta.and_then(|d| d.content) {
+                        text.push_str(&t);
+                    }
+                }
+                if !text.is_empty() {
+                    return Some((Ok(CloudEvent::Delta { text }), st));
                 }
             }
         })
