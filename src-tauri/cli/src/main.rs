@@ -153,6 +153,16 @@ fn coded<E: ErrorCode + std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::anyhow!("[{}] {}", e.code(), e)
 }
 
+/// Loads the scanner and runs `f` with it off the async workers (scanning is CPU work).
+async fn with_scanner(
+    settings: &Settings,
+    rules: Option<std::path::PathBuf>,
+    f: impl FnOnce(&tandem_core::sensitivity::Scanner) -> Result<()> + Send + 'static,
+) -> Result<()> {
+    let models_dir = settings.models_dir.clone();
+    tokio::task::spawn_blocking(move || f(&scan::scanner(&models_dir, rules, false)?)).await?
+}
+
 async fn run(cli: Cli) -> Result<()> {
     let settings = settings()?;
     match cli.command {
@@ -163,17 +173,11 @@ async fn run(cli: Cli) -> Result<()> {
             rules,
             sensitive_source,
         } => {
-            let models_dir = settings.models_dir.clone();
-            // Scanning is CPU work: keep it off the async workers.
-            tokio::task::spawn_blocking(move || {
-                let scanner = scan::scanner(&models_dir, rules, false)?;
-                if jsonl {
-                    scan::scan_jsonl(&scanner, file.as_deref(), sensitive_source)
-                } else {
-                    scan::scan_human(&scanner, file.as_deref(), sensitive_source)
-                }
+            with_scanner(&settings, rules, move |scanner| match jsonl {
+                true => scan::scan_jsonl(scanner, file.as_deref(), sensitive_source),
+                false => scan::scan_human(scanner, file.as_deref(), sensitive_source),
             })
-            .await?
+            .await
         }
         Command::Redact {
             file,
@@ -181,16 +185,11 @@ async fn run(cli: Cli) -> Result<()> {
             rules,
             sensitive_source,
         } => {
-            let models_dir = settings.models_dir.clone();
-            tokio::task::spawn_blocking(move || {
-                let scanner = scan::scanner(&models_dir, rules, false)?;
-                if jsonl {
-                    scan::redact_jsonl(&scanner, file.as_deref(), sensitive_source)
-                } else {
-                    scan::redact(&scanner, file.as_deref(), sensitive_source)
-                }
+            with_scanner(&settings, rules, move |scanner| match jsonl {
+                true => scan::redact_jsonl(scanner, file.as_deref(), sensitive_source),
+                false => scan::redact(scanner, file.as_deref(), sensitive_source),
             })
-            .await?
+            .await
         }
         Command::Models { command } => models_cmd(&settings, command).await,
         Command::Ask {
