@@ -67,31 +67,35 @@ enum Command {
     },
     /// Find sensitive spans in a file (or stdin) and rate it public / maskable / local_only.
     Scan {
-        /// Input file; stdin when omitted or "-".
-        file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        input: ScanInput,
         /// Contract mode: input lines {"id","text"}, output lines
         /// {"id","sensitive","verdict","spans":[{"start","end","label","tier","score"}]}.
         #[arg(long)]
         jsonl: bool,
-        /// User rules (TOML: terms, patterns, allow, local_only_terms); default TANDEM_RULES or
-        /// <config dir>/tandem/sensitivity.toml.
-        #[arg(long)]
-        rules: Option<std::path::PathBuf>,
-        /// Treat the input as coming from a folder marked sensitive (always local_only).
-        #[arg(long)]
-        sensitive_source: bool,
     },
     /// Print the input exactly as a cloud provider would receive it (masked, private parts withheld).
     Redact {
-        file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        input: ScanInput,
         /// Input lines {"id","text"}, output lines {"id","text","masked","withheld"}.
         #[arg(long)]
         jsonl: bool,
-        #[arg(long)]
-        rules: Option<std::path::PathBuf>,
-        #[arg(long)]
-        sensitive_source: bool,
     },
+}
+
+/// What `scan` and `redact` read, and how.
+#[derive(clap::Args)]
+struct ScanInput {
+    /// Input file; stdin when omitted or "-".
+    file: Option<std::path::PathBuf>,
+    /// User rules (TOML: terms, patterns, allow, local_only_terms); default TANDEM_RULES or
+    /// <config dir>/tandem/sensitivity.toml.
+    #[arg(long)]
+    rules: Option<std::path::PathBuf>,
+    /// Treat the input as coming from a folder marked sensitive (always local_only).
+    #[arg(long)]
+    sensitive_source: bool,
 }
 
 #[derive(Subcommand)]
@@ -168,10 +172,13 @@ async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Probe { json } => probe(&settings, json).await,
         Command::Scan {
-            file,
+            input:
+                ScanInput {
+                    file,
+                    rules,
+                    sensitive_source,
+                },
             jsonl,
-            rules,
-            sensitive_source,
         } => {
             with_scanner(&settings, rules, move |scanner| match jsonl {
                 true => scan::scan_jsonl(scanner, file.as_deref(), sensitive_source),
@@ -180,10 +187,13 @@ async fn run(cli: Cli) -> Result<()> {
             .await
         }
         Command::Redact {
-            file,
+            input:
+                ScanInput {
+                    file,
+                    rules,
+                    sensitive_source,
+                },
             jsonl,
-            rules,
-            sensitive_source,
         } => {
             with_scanner(&settings, rules, move |scanner| match jsonl {
                 true => scan::redact_jsonl(scanner, file.as_deref(), sensitive_source),
