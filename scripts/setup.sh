@@ -17,7 +17,7 @@ if [ "$os" = "Linux" ]; then
   pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
         build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip)
   if [ "$mode" = "test" ]; then
-    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick)
+    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon)
   fi
   missing=()
   for p in "${pkgs[@]}"; do

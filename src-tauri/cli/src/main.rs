@@ -1,5 +1,7 @@
-//! `tandem`: the command-line host of tandem-core (probe, models, ask, scan, redact).
+//! `tandem`: the command-line host of tandem-core (probe, models, ask, scan, redact, keys,
+//! cloud).
 
+mod cloud;
 mod scan;
 
 use std::io::Write;
@@ -40,11 +42,24 @@ enum Command {
         #[command(subcommand)]
         command: ModelsCommand,
     },
-    /// Ask a question; the answer streams to stdout.
+    /// Ask a question; the answer streams to stdout. Local by default; with --agent or --cloud a
+    /// cloud agent answers, seeing only the masked question.
     Ask {
-        /// Run on the local model (the only route until cloud agents land).
-        #[arg(long)]
+        /// Run on the local model (the default).
+        #[arg(long, conflicts_with_all = ["agent", "cloud"])]
         local: bool,
+        /// Ask this cloud agent (see `tandem cloud list`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Ask the best available cloud agent for --needs within --budget.
+        #[arg(long, conflicts_with = "agent")]
+        cloud: bool,
+        /// Capabilities the cloud agent must have: reasoning, code, web_search, long_context, vision.
+        #[arg(long, value_delimiter = ',', requires = "cloud")]
+        needs: Vec<String>,
+        /// Most the cloud request may cost, in USD (estimated from the catalog's prices).
+        #[arg(long, requires = "cloud")]
+        budget: Option<f64>,
         /// After the streamed text, print one JSON line: {"text", "metrics"}.
         #[arg(long)]
         json: bool,
@@ -73,6 +88,16 @@ enum Command {
         /// {"id","sensitive","verdict","spans":[{"start","end","label","tier","score"}]}.
         #[arg(long)]
         jsonl: bool,
+    },
+    /// API keys in the OS keychain.
+    Keys {
+        #[command(subcommand)]
+        command: cloud::KeysCommand,
+    },
+    /// Cloud providers and agents.
+    Cloud {
+        #[command(subcommand)]
+        command: cloud::CloudCommand,
     },
     /// Print the input exactly as a cloud provider would receive it (masked, private parts withheld).
     Redact {
@@ -202,8 +227,14 @@ async fn run(cli: Cli) -> Result<()> {
             .await
         }
         Command::Models { command } => models_cmd(&settings, command).await,
+        Command::Keys { command } => cloud::keys_cmd(command).await,
+        Command::Cloud { command } => cloud::cloud_cmd(command).await,
         Command::Ask {
-            local,
+            local: _,
+            agent,
+            cloud,
+            needs,
+            budget,
             json,
             model,
             model_file,
@@ -212,10 +243,21 @@ async fn run(cli: Cli) -> Result<()> {
             temperature,
             prompt,
         } => {
-            if !local {
-                eprintln!(
-                    "note: cloud agents are not configured yet; answering with the local model"
-                );
+            if agent.is_some() || cloud {
+                let choice = cloud::CloudChoice {
+                    agent,
+                    needs,
+                    budget,
+                };
+                return cloud::ask_cloud(
+                    &settings,
+                    choice,
+                    prompt.join(" "),
+                    max_tokens,
+                    temperature,
+                    json,
+                )
+                .await;
             }
             let mut settings = settings;
             settings.model = model.or(settings.model);

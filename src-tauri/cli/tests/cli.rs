@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod cloud_cli;
+
 fn tandem() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tandem"));
     // Run from the repository root, where models/ lives.

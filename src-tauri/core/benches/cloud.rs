@@ -12,7 +12,7 @@ use axum::http::Response;
 use axum::routing::post;
 use futures::StreamExt;
 use tandem_core::cloud::openai::OpenAiCompatible;
-use tandem_core::cloud::{ChatMessage, CloudRequest};
+use tandem_core::cloud::{ChatMessage, CloudProvider, CloudRequest};
 
 const EVENTS: usize = 200_000;
 

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// Environment variable that points at the models directory (weights + manifest).
 pub const MODELS_DIR_ENV: &str = "TANDEM_MODELS_DIR";
+/// Environment variable that replaces the user's configuration directory (`<config>/tandem`).
+pub const CONFIG_DIR_ENV: &str = "TANDEM_CONFIG_DIR";
 /// Environment variable that overrides the default local model by name.
 pub const MODEL_ENV: &str = "TANDEM_MODEL";
 
@@ -92,4 +94,15 @@ pub fn default_models_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
         .join("tandem")
         .join("models")
+}
+
+/// Tandem's configuration directory: `$TANDEM_CONFIG_DIR`, else `<user config dir>/tandem`
+/// (`~/.config/tandem` on Linux).
+pub fn config_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os(CONFIG_DIR_ENV).filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    dirs::config_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("tandem")
 }

@@ -40,5 +40,6 @@ into_error_info!(
     crate::models::ModelError,
     crate::config::ConfigError,
     crate::sensitivity::SensitivityError,
-    crate::cloud::CloudError
+    crate::cloud::CloudError,
+    crate::secrets::SecretsError
 );

@@ -30,6 +30,10 @@ pub enum Event {
         done_bytes: u64,
         total_bytes: Option<u64>,
     },
+    /// The cloud providers' reachability changed (see `network`).
+    Network {
+        status: crate::network::NetworkStatus,
+    },
 }
 
 /// A cheap-to-clone handle; sending with no subscriber is not an error.

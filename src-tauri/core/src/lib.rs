@@ -9,6 +9,8 @@ pub mod events;
 pub mod hardware;
 pub mod local;
 pub mod models;
+pub mod network;
+pub mod secrets;
 pub mod sensitivity;
 
 pub use error::ErrorCode;

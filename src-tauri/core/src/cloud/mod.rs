@@ -1,14 +1,20 @@
-//! Cloud agents' wire formats: requests, streamed events and typed failures for providers that
-//! speak the OpenAI-compatible Chat Completions API. (The only caller will be the egress path;
-//! retries, circuit breaking, Anthropic's Messages API and keys in the keychain arrive with the
-//! rest of issue 4.)
+//! Cloud agents: the `CloudProvider` seam and its two wire formats (OpenAI-compatible Chat
+//! Completions, Anthropic Messages), requests, streamed events, typed failures, reliability
+//! around each provider, and the catalog of agents. Keys are passed per call, never held.
 
+pub mod agents;
+pub mod anthropic;
+pub mod loopback;
 pub mod openai;
 pub mod reliable;
 pub mod sse;
+mod wire;
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
 pub use crate::local::{ChatMessage, Role};
@@ -20,6 +26,95 @@ pub struct CloudRequest {
     pub messages: Vec<ChatMessage>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
+}
+
+/// A streamed reply: deltas, then one `Done` or one error.
+pub type EventStream = BoxStream<'static, Result<CloudEvent, CloudError>>;
+
+/// A whole (non-streamed) reply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Completion {
+    pub text: String,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// One provider's wire client. Tests swap in the real clients pointed at a loopback server.
+pub trait CloudProvider: Send + Sync {
+    fn name(&self) -> &str;
+    /// The configured base URL (the network monitor probes it).
+    fn base(&self) -> &url::Url;
+    fn stream<'a>(
+        &'a self,
+        req: &'a CloudRequest,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<EventStream, CloudError>>;
+    fn complete<'a>(
+        &'a self,
+        req: &'a CloudRequest,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Completion, CloudError>>;
+}
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wire {
+    /// OpenAI Chat Completions and the many servers compatible with it.
+    Openai,
+    Anthropic,
+}
+
+impl std::str::FromStr for Wire {
+    type Err = CloudError;
+    fn from_str(s: &str) -> Result<Self, CloudError> {
+        match s.to_ascii_lowercase().as_str() {
+            "openai" | "openai-compatible" | "openai_compatible" => Ok(Wire::Openai),
+            "anthropic" => Ok(Wire::Anthropic),
+            other => Err(CloudError::Config(format!(
+                "unknown wire format {other:?} (expected openai or anthropic)"
+            ))),
+        }
+    }
+}
+
+/// A client for `name` at `base_url` speaking `wire`.
+pub fn connect(
+    wire: Wire,
+    name: &str,
+    base_url: &str,
+) -> Result<Arc<dyn CloudProvider>, CloudError> {
+    Ok(match wire {
+        Wire::Openai => Arc::new(openai::OpenAiCompatible::new(name, base_url)?),
+        Wire::Anthropic => Arc::new(anthropic::Anthropic::new(name, base_url)?),
+    })
+}
+
+/// Parses a base URL so that `join` keeps its last segment: `Url::join` drops "/v1" unless the
+/// base ends with a slash.
+pub(crate) fn base_url(base_url: &str) -> Result<url::Url, CloudError> {
+    let with_slash = if base_url.ends_with('/') {
+        base_url.to_string()
+    } else {
+        format!("{base_url}/")
+    };
+    let url = url::Url::parse(&with_slash)
+        .map_err(|e| CloudError::Config(format!("bad base URL {base_url:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(CloudError::Config(format!(
+            "bad base URL {base_url:?}: only http and https are supported"
+        )));
+    }
+    Ok(url)
+}
+
+/// One HTTP client setup for every provider: a connect timeout here, first-byte and idle
+/// timeouts in `reliable`.
+pub(crate) fn http_client() -> Result<reqwest::Client, CloudError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| CloudError::Config(e.to_string()))
 }
 
 /// Token counts as the provider reports them.
@@ -81,6 +176,8 @@ pub enum CloudError {
     },
     #[error("bad provider configuration: {0}")]
     Config(String),
+    #[error("no cloud agent fits: {0}")]
+    NoAgent(String),
 }
 
 impl CloudError {
@@ -91,7 +188,8 @@ impl CloudError {
             CloudError::Connect { .. }
             | CloudError::Timeout { .. }
             | CloudError::RateLimited { .. } => true,
-            CloudError::Server { status, .. } => matches!(status, 500 | 502 | 503 | 504),
+            // 529: Anthropic's "overloaded".
+            CloudError::Server { status, .. } => matches!(status, 500 | 502 | 503 | 504 | 529),
             _ => false,
         }
     }
@@ -110,6 +208,7 @@ impl crate::ErrorCode for CloudError {
             CloudError::Timeout { .. } => "cloud.timeout",
             CloudError::Unavailable { .. } => "cloud.unavailable",
             CloudError::Config(_) => "cloud.config",
+            CloudError::NoAgent(_) => "cloud.no_agent",
         }
     }
 }

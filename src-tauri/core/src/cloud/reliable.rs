@@ -6,11 +6,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::StreamExt;
 use tokio::sync::Semaphore;
 
-use super::openai::OpenAiCompatible;
-use super::{CloudError, CloudEvent, CloudRequest};
+use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream};
 
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -50,14 +49,14 @@ struct Breaker {
 }
 
 pub struct Reliable {
-    provider: OpenAiCompatible,
+    provider: Arc<dyn CloudProvider>,
     policy: Policy,
     breaker: Mutex<Breaker>,
     slots: Arc<Semaphore>,
 }
 
 impl Reliable {
-    pub fn new(provider: OpenAiCompatible, policy: Policy) -> Self {
+    pub fn new(provider: Arc<dyn CloudProvider>, policy: Policy) -> Self {
         let slots = Arc::new(Semaphore::new(policy.max_concurrent.max(1)));
         Self {
             provider,
@@ -67,7 +66,7 @@ impl Reliable {
         }
     }
 
-    pub fn provider(&self) -> &OpenAiCompatible {
+    pub fn provider(&self) -> &Arc<dyn CloudProvider> {
         &self.provider
     }
 
@@ -120,11 +119,7 @@ impl Reliable {
     }
 
     /// A streamed reply, with retries before its first event and timeouts throughout.
-    pub async fn stream(
-        &self,
-        req: &CloudRequest,
-        key: &str,
-    ) -> Result<BoxStream<'static, Result<CloudEvent, CloudError>>, CloudError> {
+    pub async fn stream(&self, req: &CloudRequest, key: &str) -> Result<EventStream, CloudError> {
         self.check_breaker()?;
         let permit = self
             .slots

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use lexicon::CONTENT_LABELS;
-pub use pseudonym::{Masked, Pseudonymizer, Restored};
+pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{fragments, redact, redact_report, Fragment, Redaction};
 pub use types::{Candidate, Recognizer, Tier};
 pub use user::{UserPattern, UserRules};
@@ -588,10 +588,7 @@ pub fn default_rules_path() -> PathBuf {
     if let Some(p) = std::env::var_os(RULES_ENV) {
         return PathBuf::from(p);
     }
-    dirs::config_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("tandem")
-        .join("sensitivity.toml")
+    crate::config::config_dir().join("sensitivity.toml")
 }
 
 /// The scanner the hosts use: the user's rules, plus the NER model from `<models>/ner` on the

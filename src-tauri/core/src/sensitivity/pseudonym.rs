@@ -398,3 +398,116 @@ mod tests {
         assert!(r.unknown.is_empty());
     }
 }
+
+/// Restores placeholders in a reply that arrives in pieces: text is released as soon as it
+/// cannot be the start of a placeholder split across two pieces (an unclosed bracket near the
+/// end, or a trailing upper-case `KIND_` word), so a streamed answer stays streamed.
+#[derive(Debug, Default)]
+pub struct StreamRestore {
+    pending: String,
+    /// Placeholders the model invented, over the whole reply.
+    pub unknown: Vec<String>,
+}
+
+/// Longest placeholder Tandem issues, with room for reformatting (`[ CREDIT_CARD_NUMBER 12 ]`).
+const HOLD_MAX: usize = 48;
+
+impl StreamRestore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a piece; returns what can be shown now, originals restored.
+    pub fn push(&mut self, pz: &mut Pseudonymizer, piece: &str) -> String {
+        self.pending.push_str(piece);
+        let cut = self.safe_prefix();
+        let ready: String = self.pending.drain(..cut).collect();
+        self.restore(pz, &ready)
+    }
+
+    /// The end of the reply: everything left, restored.
+    pub fn finish(&mut self, pz: &mut Pseudonymizer) -> String {
+        let rest = std::mem::take(&mut self.pending);
+        self.restore(pz, &rest)
+    }
+
+    fn restore(&mut self, pz: &mut Pseudonymizer, text: &str) -> String {
+        if text.is_empty() {
+            return String::new();
+        }
+        let r = pz.restore(text);
+        self.unknown.extend(r.unknown);
+        r.text
+    }
+
+    /// Byte length of the part of `pending` that no later piece can turn into a placeholder.
+    fn safe_prefix(&self) -> usize {
+        let p = &self.pending;
+        let tail_start = p.len().saturating_sub(HOLD_MAX);
+        let tail_start = (tail_start..=p.len())
+            .find(|&i| p.is_char_boundary(i))
+            .unwrap_or(p.len());
+        // An opening bracket in the tail with no closing one after it.
+        if let Some(i) = p[tail_start..].rfind(['[', '(', '{', '<']) {
+            let open = tail_start + i;
+            if !p[open..].contains([']', ')', '}', '>']) {
+                return open;
+            }
+        }
+        // A bare `KIND_N` being written: hold the trailing run of upper-case letters, digits, `_`.
+        let word = p
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+            .last()
+            .map(|(i, _)| i);
+        match word {
+            Some(i) if p.len() - i <= HOLD_MAX => i,
+            _ => p.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use crate::sensitivity::Tier;
+
+    #[test]
+    fn placeholders_split_across_pieces_are_restored() {
+        let mut pz = Pseudonymizer::new();
+        let text = "Write to Ada Lovelace today";
+        let span = Span {
+            start: 9,
+            end: 21,
+            label: "PERSON".into(),
+            tier: Tier::Contact,
+            score: 0.9,
+            detector: "test".into(),
+        };
+        let masked = pz.mask(text, &[&span]);
+        assert_eq!(masked.text, "Write to [PERSON_1] today");
+        for pieces in [
+            vec!["Dear [PER", "SON_1], hi"],
+            vec!["Dear ", "[", "PERSON", "_1", "]", ", hi"],
+            vec!["Dear PERSON", "_1, hi"],
+        ] {
+            let mut sr = StreamRestore::new();
+            let mut out = String::new();
+            for p in &pieces {
+                out.push_str(&sr.push(&mut pz, p));
+            }
+            out.push_str(&sr.finish(&mut pz));
+            assert_eq!(out, "Dear Ada Lovelace, hi", "{pieces:?}");
+        }
+        // Ordinary text is released at once; an unfinished bracket is held only briefly.
+        let mut sr = StreamRestore::new();
+        assert_eq!(sr.push(&mut pz, "plain words "), "plain words ");
+        assert_eq!(sr.push(&mut pz, "a [note"), "a ");
+        assert_eq!(
+            sr.push(&mut pz, "] and [PERSON_9]"),
+            "[note] and [PERSON_9]"
+        );
+        assert_eq!(sr.unknown, vec!["[PERSON_9]".to_string()]);
+    }
+}

@@ -1,80 +1,28 @@
-//! The OpenAI-compatible client against a real HTTP server on 127.0.0.1 that speaks the wire
-//! format, streaming included: what real providers send (keep-alive comments, CRLF, empty
-//! finish reasons, usage in the last chunk, unknown fields) and how they fail.
+//! Both wire formats (OpenAI-compatible Chat Completions, Anthropic Messages) against a real
+//! HTTP server on 127.0.0.1 that speaks them, streaming included: what real providers send
+//! (keep-alive comments, CRLF, empty finish reasons, usage last, unknown fields, pings) and how
+//! they fail.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{HeaderMap, Response, StatusCode};
-use axum::routing::post;
 use futures::StreamExt;
+use tandem_core::cloud::anthropic::Anthropic;
+use tandem_core::cloud::loopback::Loopback;
 use tandem_core::cloud::openai::OpenAiCompatible;
-use tandem_core::cloud::{ChatMessage, CloudError, CloudEvent, CloudRequest, Usage};
+use tandem_core::cloud::{
+    self, ChatMessage, CloudError, CloudEvent, CloudProvider, CloudRequest, Role, Usage, Wire,
+};
 
 const KEY: &str = "sk-test-loopback-0123456789";
+const WIRES: [Wire; 2] = [Wire::Openai, Wire::Anthropic];
 
-/// Behaviour is chosen by the request's `model`.
-async fn chat(headers: HeaderMap, body: String) -> Response<Body> {
-    let req: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let auth = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if auth != format!("Bearer {KEY}") {
-        return Response::builder()
-            .status(401)
-            .body(Body::from(
-                r#"{"error":{"message":"Incorrect API key provided"}}"#,
-            ))
-            .unwrap();
-    }
-    let sse = |body: String| {
-        Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(Body::from(body))
-            .unwrap()
-    };
-    match req["model"].as_str().unwrap_or("") {
-        "normal" => sse(concat!(
-            ": keep-alive\r\n\r\n",
-            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}],\"system_fingerprint\":\"x\"}\r\n\r\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":\"\"}],\"unknown\":{\"a\":1}}\r\n\r\n",
-            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\", world\"},\"logprobs\":null,\"finish_reason\":\"stop\"}]}\n\n",
-            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,\"total_tokens\":15}}\n\n",
-            "data: [DONE]\n\n"
-        ).to_string()),
-        "malformed" => sse(concat!(
-            "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n",
-            "data: {not json\n\n",
-            "garbage line without a field\n\n",
-            "data: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n\n",
-            "data: [DONE]\n\n"
-        ).to_string()),
-        "cut" => sse("data: {\"choices\":[{\"delta\":{\"content\":\"partial\"}}]}\n\n".to_string()),
-        "big" => {
-            let mut s = String::new();
-            for i in 0..20_000 {
-                s.push_str(&format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"));
-            }
-            s.push_str("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n");
-            sse(s)
-        }
-        "limited" => Response::builder().status(429).header("retry-after", "7").body(Body::from("slow down")).unwrap(),
-        "broken" => Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(Body::empty()).unwrap(),
-        "whole" => Response::builder()
-            .header("content-type", "application/json")
-            .body(Body::from(r#"{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Berlin"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#))
-            .unwrap(),
-        other => Response::builder().status(400).body(Body::from(format!(r#"{{"error":{{"message":"model {other} does not exist"}}}}"#))).unwrap(),
-    }
+async fn server() -> Loopback {
+    Loopback::start(KEY).await.unwrap()
 }
 
-async fn server() -> String {
-    let app = axum::Router::new().route("/v1/chat/completions", post(chat));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/v1")
+fn client(wire: Wire, lb: &Loopback) -> Arc<dyn CloudProvider> {
+    cloud::connect(wire, "loopback", &lb.base_url()).unwrap()
 }
 
 pub(crate) fn request(model: &str) -> CloudRequest {
@@ -87,7 +35,7 @@ pub(crate) fn request(model: &str) -> CloudRequest {
 }
 
 async fn collect(
-    p: &OpenAiCompatible,
+    p: &dyn CloudProvider,
     model: &str,
 ) -> (String, Vec<Result<CloudEvent, CloudError>>) {
     let mut s = p.stream(&request(model), KEY).await.unwrap();
@@ -104,109 +52,191 @@ async fn collect(
 
 #[tokio::test]
 async fn streams_what_real_providers_send() {
-    let p = OpenAiCompatible::new("loopback", &server().await).unwrap();
-    assert!(
-        p.endpoint().as_str().ends_with("/v1/chat/completions"),
-        "{}",
-        p.endpoint()
-    );
-    let (text, tail) = collect(&p, "normal").await;
-    assert_eq!(text, "Hello, world");
-    assert_eq!(
-        tail,
-        vec![Ok(CloudEvent::Done {
-            finish_reason: Some("stop".into()),
-            usage: Some(Usage {
-                prompt_tokens: 12,
-                completion_tokens: 3
-            })
-        })]
-    );
-    let (text, tail) = collect(&p, "malformed").await;
-    assert_eq!(text, "ab");
-    assert!(matches!(tail.as_slice(), [Ok(CloudEvent::Done { .. })]));
-    let (text, tail) = collect(&p, "big").await;
-    assert_eq!(text.split_whitespace().count(), 20_000);
-    assert!(
-        matches!(tail.as_slice(), [Ok(CloudEvent::Done { finish_reason: Some(f), .. })] if f == "length")
-    );
+    let lb = server().await;
+    assert!(OpenAiCompatible::new("x", &lb.base_url())
+        .unwrap()
+        .endpoint()
+        .as_str()
+        .ends_with("/v1/chat/completions"));
+    assert!(Anthropic::new("x", &(lb.base_url() + "/"))
+        .unwrap()
+        .endpoint()
+        .as_str()
+        .ends_with("/v1/messages"));
+    for wire in WIRES {
+        let p = client(wire, &lb);
+        let (text, tail) = collect(p.as_ref(), "normal").await;
+        assert_eq!(text, "Hello, world", "{wire:?}");
+        let finish = if wire == Wire::Openai {
+            "stop"
+        } else {
+            "end_turn"
+        };
+        assert_eq!(
+            tail,
+            vec![Ok(CloudEvent::Done {
+                finish_reason: Some(finish.into()),
+                usage: Some(Usage {
+                    prompt_tokens: 12,
+                    completion_tokens: 2
+                })
+            })],
+            "{wire:?}"
+        );
+        let (text, tail) = collect(p.as_ref(), "malformed").await;
+        assert_eq!(text, "Hello, world", "{wire:?}");
+        assert!(
+            matches!(tail.as_slice(), [Ok(CloudEvent::Done { .. })]),
+            "{wire:?} {tail:?}"
+        );
+        let (text, tail) = collect(p.as_ref(), "big").await;
+        assert_eq!(text.split_whitespace().count(), 20_000, "{wire:?}");
+        assert!(
+            matches!(
+                tail.as_slice(),
+                [Ok(CloudEvent::Done {
+                    finish_reason: Some(_),
+                    ..
+                })]
+            ),
+            "{wire:?}"
+        );
+        let (text, _) = collect(p.as_ref(), "echo").await;
+        assert_eq!(text, "hi");
+    }
+}
+
+#[tokio::test]
+async fn anthropic_requests_carry_the_system_prompt_and_max_tokens() {
+    let lb = server().await;
+    let p = client(Wire::Anthropic, &lb);
+    let req = CloudRequest {
+        model: "normal".into(),
+        messages: vec![
+            ChatMessage {
+                role: Role::System,
+                content: "be brief".into(),
+            },
+            ChatMessage::user("hi"),
+        ],
+        max_tokens: None,
+        temperature: Some(0.2),
+    };
+    p.complete(&req, KEY).await.unwrap();
+    let body = &lb.received()[0];
+    assert_eq!(body["system"], "be brief");
+    assert_eq!(body["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(body["max_tokens"], 4096);
+    assert_eq!(body["temperature"], 0.2);
 }
 
 #[tokio::test]
 async fn a_cut_stream_is_an_error_after_the_text_it_delivered() {
-    let p = OpenAiCompatible::new("loopback", &server().await).unwrap();
-    let (text, tail) = collect(&p, "cut").await;
-    assert_eq!(text, "partial");
+    let lb = server().await;
+    for wire in WIRES {
+        let (text, tail) = collect(client(wire, &lb).as_ref(), "cut").await;
+        assert_eq!(text, "Hello, world");
+        assert!(
+            matches!(tail.as_slice(), [Err(CloudError::StreamCut { .. })]),
+            "{wire:?} {tail:?}"
+        );
+    }
+    // Anthropic can report trouble inside a 200 stream: typed, and retryable as a server error.
+    let (text, tail) = collect(client(Wire::Anthropic, &lb).as_ref(), "overloaded").await;
+    assert_eq!(text, "Hello");
     assert!(
-        matches!(tail.as_slice(), [Err(CloudError::StreamCut { .. })]),
+        matches!(tail.as_slice(), [Err(e @ CloudError::Server { status: 529, .. })] if e.retryable()),
         "{tail:?}"
     );
 }
 
 #[tokio::test]
 async fn failures_are_typed_and_never_show_the_key() {
-    let url = server().await;
-    let p = OpenAiCompatible::new("loopback", &url).unwrap();
-    let err = p
-        .stream(&request("normal"), "sk-wrong-key")
-        .await
-        .err()
-        .unwrap();
-    assert_eq!(
-        err,
-        CloudError::KeyRejected {
-            provider: "loopback".into(),
-            status: 401
+    let lb = server().await;
+    for wire in WIRES {
+        let p = client(wire, &lb);
+        let err = p
+            .stream(&request("normal"), "sk-wrong-key")
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            err,
+            CloudError::KeyRejected {
+                provider: "loopback".into(),
+                status: 401
+            }
+        );
+        assert!(err.to_string().contains("key rejected by loopback"));
+        assert!(!err.to_string().contains("sk-wrong-key"));
+        assert_eq!(
+            p.stream(&request("limited"), KEY).await.err().unwrap(),
+            CloudError::RateLimited {
+                provider: "loopback".into(),
+                retry_after: Some(Duration::from_secs(7))
+            }
+        );
+        assert_eq!(
+            p.stream(&request("broken"), KEY).await.err().unwrap(),
+            CloudError::Server {
+                provider: "loopback".into(),
+                status: 503
+            }
+        );
+        match p.stream(&request("nope"), KEY).await.err().unwrap() {
+            CloudError::BadRequest {
+                status: 404,
+                message,
+                ..
+            } => assert!(message.contains("does not exist")),
+            other => panic!("{other:?}"),
         }
-    );
-    assert!(err.to_string().contains("key rejected by loopback"));
-    assert!(!err.to_string().contains("sk-wrong-key"));
+        // Nothing listening: a connection error, quickly.
+        let dead = cloud::connect(wire, "nowhere", "http://127.0.0.1:9/v1").unwrap();
+        assert!(matches!(
+            dead.stream(&request("normal"), KEY).await.err().unwrap(),
+            CloudError::Connect { .. }
+        ));
+        assert!(matches!(
+            cloud::connect(wire, "bad", "not a url"),
+            Err(CloudError::Config(_))
+        ));
+    }
     assert_eq!(
-        p.stream(&request("limited"), KEY).await.err().unwrap(),
-        CloudError::RateLimited {
-            provider: "loopback".into(),
-            retry_after: Some(Duration::from_secs(7))
-        }
-    );
-    assert_eq!(
-        p.stream(&request("broken"), KEY).await.err().unwrap(),
+        client(Wire::Openai, &lb)
+            .stream(&request("overloaded"), KEY)
+            .await
+            .err()
+            .unwrap(),
         CloudError::Server {
             provider: "loopback".into(),
-            status: 503
+            status: 529
         }
     );
-    match p.stream(&request("nope"), KEY).await.err().unwrap() {
-        CloudError::BadRequest {
-            status: 400,
-            message,
-            ..
-        } => assert!(message.contains("does not exist")),
-        other => panic!("{other:?}"),
-    }
-    // Nothing listening: a connection error, quickly.
-    let dead = OpenAiCompatible::new("nowhere", "http://127.0.0.1:9/v1").unwrap();
-    assert!(matches!(
-        dead.stream(&request("normal"), KEY).await.err().unwrap(),
-        CloudError::Connect { .. }
-    ));
-    assert!(matches!(
-        OpenAiCompatible::new("bad", "not a url"),
-        Err(CloudError::Config(_))
-    ));
 }
 
 #[tokio::test]
 async fn non_streaming_replies_are_read_whole() {
-    let p = OpenAiCompatible::new("loopback", &(server().await + "/")).unwrap();
-    let (text, finish, usage) = p.complete(&request("whole"), KEY).await.unwrap();
-    assert_eq!((text.as_str(), finish.as_deref()), ("Berlin", Some("stop")));
-    assert_eq!(
-        usage,
-        Some(Usage {
-            prompt_tokens: 9,
-            completion_tokens: 1
-        })
-    );
+    let lb = server().await;
+    for wire in WIRES {
+        let c = client(wire, &lb)
+            .complete(&request("normal"), KEY)
+            .await
+            .unwrap();
+        assert_eq!(c.text, "Hello, world");
+        assert!(c.finish_reason.is_some());
+        assert_eq!(
+            c.usage,
+            Some(Usage {
+                prompt_tokens: 9,
+                completion_tokens: 2
+            })
+        );
+        assert!(matches!(
+            client(wire, &lb).complete(&request("nope"), KEY).await,
+            Err(CloudError::BadRequest { status: 404, .. })
+        ));
+    }
 }
 
 mod reliability {
@@ -223,6 +253,7 @@ mod reliability {
     use futures::StreamExt;
     use tandem_core::cloud::openai::OpenAiCompatible;
     use tandem_core::cloud::reliable::{Policy, Reliable};
+    use tandem_core::cloud::CloudProvider;
     use tandem_core::cloud::{CloudError, CloudEvent};
 
     use super::{request, KEY};
@@ -287,6 +318,10 @@ mod reliability {
         (format!("http://{addr}/v1"), hits)
     }
 
+    fn provider(url: &str) -> Arc<dyn CloudProvider> {
+        Arc::new(OpenAiCompatible::new("loopback", url).unwrap())
+    }
+
     fn quick() -> Policy {
         Policy {
             max_attempts: 3,
@@ -314,7 +349,7 @@ mod reliability {
     #[tokio::test]
     async fn server_errors_and_rate_limits_are_retried() {
         let (url, hits) = server().await;
-        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), quick());
+        let r = Reliable::new(provider(&url), quick());
         assert_eq!(text_of(&r, "flaky").await.unwrap(), "fine");
         assert_eq!(text_of(&r, "limited-once").await.unwrap(), "fine");
         let h = hits.lock().unwrap();
@@ -324,7 +359,7 @@ mod reliability {
     #[tokio::test]
     async fn a_failing_provider_opens_the_breaker() {
         let (url, hits) = server().await;
-        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), quick());
+        let r = Reliable::new(provider(&url), quick());
         assert!(matches!(
             text_of(&r, "down").await,
             Err(CloudError::Unavailable { .. } | CloudError::Server { status: 503, .. })
@@ -347,7 +382,7 @@ mod reliability {
             max_attempts: 1,
             ..quick()
         };
-        let r = Reliable::new(OpenAiCompatible::new("loopback", &url).unwrap(), one);
+        let r = Reliable::new(provider(&url), one);
         assert!(matches!(
             text_of(&r, "slow").await,
             Err(CloudError::Timeout {
@@ -371,6 +406,27 @@ mod reliability {
             })
         ));
         assert!(s.next().await.is_none());
+        assert_eq!(hits.lock().unwrap()["stall"], 1);
+    }
+
+    #[tokio::test]
+    async fn dropping_a_stream_cancels_it_and_frees_its_slot() {
+        let (url, hits) = server().await;
+        let one = Policy {
+            max_concurrent: 1,
+            ..quick()
+        };
+        let r = Reliable::new(provider(&url), one);
+        let mut s = r.stream(&request("stall"), KEY).await.unwrap();
+        assert!(s.next().await.unwrap().is_ok());
+        // The only slot is taken: a second request waits.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), r.stream(&request("flaky"), KEY))
+                .await
+                .is_err()
+        );
+        drop(s);
+        assert_eq!(text_of(&r, "limited-once").await.unwrap(), "fine");
         assert_eq!(hits.lock().unwrap()["stall"], 1);
     }
 }

@@ -8,4 +8,5 @@ mod fetch;
 mod hardware;
 mod local_engine;
 mod model_files;
+mod network;
 mod sensitivity;

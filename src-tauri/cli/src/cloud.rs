@@ -1,0 +1,471 @@
+//! `tandem keys …`, `tandem cloud …` and the cloud half of `tandem ask`: thin translations
+//! between the terminal and tandem-core's cloud, secrets and network modules.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Subcommand;
+use futures::StreamExt;
+use serde_json::json;
+use tandem_core::cloud::agents::{Agent, Capability, Catalog, CatalogFile, Needs, ProviderConfig};
+use tandem_core::cloud::reliable::{Policy, Reliable};
+use tandem_core::cloud::{self, ChatMessage, CloudEvent, CloudRequest, Wire};
+use tandem_core::network::{MonitorConfig, NetworkMonitor, Target};
+use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
+use tandem_core::sensitivity::{self, Provenance, Pseudonymizer, StreamRestore};
+
+use crate::coded;
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Store a provider's API key in the OS keychain (typed without echo, or piped on stdin).
+    Set { provider: String },
+    /// Providers that have a key, and where it comes from (never the key itself).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a provider's key from the OS keychain.
+    Delete { provider: String },
+}
+
+#[derive(Subcommand)]
+pub enum CloudCommand {
+    /// Providers and agents (built-in catalog + <config>/tandem/cloud.toml) and key status.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add or replace a provider in <config>/tandem/cloud.toml.
+    Add {
+        name: String,
+        /// openai (Chat Completions and compatible servers) or anthropic (Messages API).
+        #[arg(long)]
+        wire: String,
+        /// For example https://api.openai.com/v1 or http://127.0.0.1:8080/v1.
+        #[arg(long)]
+        base_url: String,
+        /// Also add an agent that uses this model on the provider.
+        #[arg(long)]
+        model: Option<String>,
+        /// The agent's name (default: the provider's name).
+        #[arg(long, requires = "model")]
+        agent: Option<String>,
+        /// The agent's capabilities: reasoning, code, web_search, long_context, vision.
+        #[arg(long, value_delimiter = ',', requires = "model")]
+        capabilities: Vec<String>,
+        /// The server needs no API key (a local llama.cpp, Ollama or vLLM server).
+        #[arg(long)]
+        no_key: bool,
+    },
+    /// Remove a provider (and its agents) from <config>/tandem/cloud.toml.
+    Remove { name: String },
+    /// Probe the providers once and print online / degraded / offline with round-trip times.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Opens the keychain off the async workers (D-Bus and friends block).
+async fn keys() -> Result<Keys> {
+    Ok(tokio::task::spawn_blocking(Keys::os).await?)
+}
+
+fn catalog() -> Result<Catalog> {
+    Catalog::load().map_err(coded)
+}
+
+pub async fn keys_cmd(command: KeysCommand) -> Result<()> {
+    let keys = keys().await?;
+    match command {
+        KeysCommand::Set { provider } => {
+            secrets::check_name(&provider).map_err(coded)?;
+            if catalog()?.provider(&provider).is_none() {
+                eprintln!("note: {provider} is not a configured provider yet (`tandem cloud add {provider} …`)");
+            }
+            let key = read_key(&provider)?;
+            let store = keys.store().map_err(coded)?.clone();
+            let p = provider.clone();
+            tokio::task::spawn_blocking(move || store.set(&p, &key))
+                .await?
+                .map_err(coded)?;
+            eprintln!("stored the key for {provider} in the OS keychain");
+            Ok(())
+        }
+        KeysCommand::List { json } => {
+            let catalog = catalog()?;
+            let names: Vec<String> = catalog.providers.iter().map(|p| p.name.clone()).collect();
+            let found = tokio::task::spawn_blocking(move || -> Result<Vec<(String, KeySource)>> {
+                let mut out = Vec::new();
+                for n in names {
+                    if let Some((_, src)) = keys.get(&n).map_err(coded)? {
+                        out.push((n, src));
+                    }
+                }
+                Ok(out)
+            })
+            .await??;
+            if json {
+                let list: Vec<_> = found
+                    .iter()
+                    .map(|(n, s)| json!({"provider": n, "source": s}))
+                    .collect();
+                println!("{}", serde_json::to_string(&list)?);
+            } else if found.is_empty() {
+                println!("no keys stored (tandem keys set PROVIDER)");
+            } else {
+                for (n, s) in found {
+                    let from = match s {
+                        KeySource::Env => format!("environment ({})", secrets::env_var(&n)),
+                        KeySource::Store => "OS keychain".to_string(),
+                    };
+                    println!("{n}\t{from}");
+                }
+            }
+            Ok(())
+        }
+        KeysCommand::Delete { provider } => {
+            secrets::check_name(&provider).map_err(coded)?;
+            let store = keys.store().map_err(coded)?.clone();
+            let p = provider.clone();
+            let had = tokio::task::spawn_blocking(move || store.delete(&p))
+                .await?
+                .map_err(coded)?;
+            if had {
+                eprintln!("deleted the key for {provider}");
+            } else {
+                eprintln!("no key was stored for {provider}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// From the terminal without echo, else the first line of stdin.
+fn read_key(provider: &str) -> Result<ApiKey> {
+    let raw = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(format!("API key for {provider} (input hidden): "))
+            .context("cannot read the key from the terminal")?
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read the key from stdin")?;
+        line
+    };
+    ApiKey::new(&raw).map_err(coded)
+}
+
+pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
+    let path = cloud::agents::user_file();
+    match command {
+        CloudCommand::List { json } => {
+            let catalog = catalog()?;
+            let keys = keys().await?;
+            let c = catalog.clone();
+            let with_key: BTreeSet<String> = tokio::task::spawn_blocking(move || {
+                c.providers
+                    .iter()
+                    .filter(|p| matches!(keys.get(&p.name), Ok(Some(_))))
+                    .map(|p| p.name.clone())
+                    .collect()
+            })
+            .await?;
+            if json {
+                let providers: Vec<_> = catalog
+                    .providers
+                    .iter()
+                    .map(|p| {
+                        json!({"name": p.name, "wire": p.wire, "base_url": p.base_url,
+                        "needs_key": p.needs_key, "has_key": with_key.contains(&p.name)})
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string(
+                        &json!({"providers": providers, "agents": catalog.agents})
+                    )?
+                );
+                return Ok(());
+            }
+            println!("providers ({}):", path.display());
+            for p in &catalog.providers {
+                let key = if !p.needs_key {
+                    "no key needed"
+                } else if with_key.contains(&p.name) {
+                    "key stored"
+                } else {
+                    "no key"
+                };
+                println!(
+                    "  {:<12} {:<9} {:<40} {key}",
+                    p.name,
+                    format!("{:?}", p.wire).to_lowercase(),
+                    p.base_url
+                );
+            }
+            println!("agents:");
+            for a in &catalog.agents {
+                let caps: Vec<String> = a
+                    .capabilities
+                    .iter()
+                    .map(|c| format!("{c:?}").to_lowercase())
+                    .collect();
+                println!(
+                    "  {:<24} {:<11} {:<34} ${}/${} per Mtok, {}k ctx, q{} [{}]",
+                    a.name,
+                    a.provider,
+                    a.model,
+                    a.price_in,
+                    a.price_out,
+                    a.context / 1000,
+                    a.quality,
+                    caps.join(",")
+                );
+            }
+            Ok(())
+        }
+        CloudCommand::Add {
+            name,
+            wire,
+            base_url,
+            model,
+            agent,
+            capabilities,
+            no_key,
+        } => {
+            secrets::check_name(&name).map_err(coded)?;
+            let wire: Wire = wire.parse().map_err(coded)?;
+            cloud::connect(wire, &name, &base_url).map_err(coded)?;
+            let mut file = CatalogFile::read(&path).map_err(coded)?;
+            file.upsert_provider(ProviderConfig {
+                name: name.clone(),
+                wire,
+                base_url,
+                needs_key: !no_key,
+            });
+            if let Some(model) = model {
+                let capabilities = capabilities
+                    .iter()
+                    .map(|c| c.parse::<Capability>())
+                    .collect::<Result<_, _>>()
+                    .map_err(coded)?;
+                let agent = Agent {
+                    name: agent.unwrap_or_else(|| name.clone()),
+                    provider: name.clone(),
+                    model,
+                    role: String::new(),
+                    capabilities,
+                    price_in: 0.0,
+                    price_out: 0.0,
+                    context: 128_000,
+                    quality: 5,
+                };
+                eprintln!("agent {} → {} on {name}", agent.name, agent.model);
+                file.upsert_agent(agent);
+            }
+            // Refuse a file the loader would refuse.
+            Catalog::builtin().with_user(file.clone()).map_err(coded)?;
+            file.write(&path).map_err(coded)?;
+            eprintln!("saved {name} to {}", path.display());
+            if !no_key {
+                eprintln!("next: tandem keys set {name}");
+            }
+            Ok(())
+        }
+        CloudCommand::Remove { name } => {
+            let mut file = CatalogFile::read(&path).map_err(coded)?;
+            if !file.remove_provider(&name) {
+                bail!(
+                    "{name} is not in {} (built-in providers cannot be removed)",
+                    path.display()
+                );
+            }
+            file.write(&path).map_err(coded)?;
+            eprintln!("removed {name}");
+            Ok(())
+        }
+        CloudCommand::Status { json } => {
+            let catalog = catalog()?;
+            let targets: Vec<Target> = catalog
+                .providers
+                .iter()
+                .filter_map(|p| cloud::connect(p.wire, &p.name, &p.base_url).ok())
+                .map(|c| Target {
+                    provider: c.name().to_string(),
+                    url: c.base().clone(),
+                })
+                .collect();
+            let status = NetworkMonitor::check(&targets, &MonitorConfig::default()).await;
+            if json {
+                println!("{}", serde_json::to_string(&status)?);
+            } else {
+                println!("network: {:?}", status.state);
+                for p in &status.providers {
+                    let rtt = p
+                        .rtt_ms
+                        .map(|r| format!("{r:.0} ms"))
+                        .unwrap_or_else(|| "-".into());
+                    println!(
+                        "  {:<12} {:<9} {rtt:>8}  {}",
+                        p.provider,
+                        format!("{:?}", p.state).to_lowercase(),
+                        p.last_error.as_deref().unwrap_or("")
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Which agent answers a cloud question.
+pub struct CloudChoice {
+    pub agent: Option<String>,
+    pub needs: Vec<String>,
+    pub budget: Option<f64>,
+}
+
+/// Asks a cloud agent: the question is scanned and masked first (private fragments withheld),
+/// the answer streams back with the originals restored on this machine.
+pub async fn ask_cloud(
+    settings: &tandem_core::config::Settings,
+    choice: CloudChoice,
+    prompt: String,
+    max_tokens: usize,
+    temperature: Option<f64>,
+    json_out: bool,
+) -> Result<()> {
+    let catalog = catalog()?;
+    let keys = keys().await?;
+    let agent = match &choice.agent {
+        Some(name) => catalog
+            .agent(name)
+            .with_context(|| format!("no agent named {name:?} (tandem cloud list)"))?
+            .clone(),
+        None => {
+            let needs = Needs {
+                capabilities: choice
+                    .needs
+                    .iter()
+                    .map(|c| c.parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(coded)?,
+                input_tokens: (prompt.len() / 4) as u64 + 1,
+                output_tokens: max_tokens as u64,
+                max_cost: choice.budget,
+            };
+            let (c, k) = (catalog.clone(), keys.clone());
+            let picked = tokio::task::spawn_blocking(move || {
+                c.pick(&needs, |p| {
+                    !p.needs_key || matches!(k.get(&p.name), Ok(Some(_)))
+                })
+                .cloned()
+            })
+            .await?;
+            picked.map_err(coded)?
+        }
+    };
+    let provider = catalog
+        .provider(&agent.provider)
+        .with_context(|| {
+            format!(
+                "agent {} uses unknown provider {}",
+                agent.name, agent.provider
+            )
+        })?
+        .clone();
+    let pname = provider.name.clone();
+    let found = tokio::task::spawn_blocking(move || keys.get(&pname))
+        .await?
+        .map_err(coded)?;
+    let key = match (found, provider.needs_key) {
+        (Some((k, _)), _) => k.expose().to_string(),
+        (None, false) => String::new(),
+        (None, true) => bail!(
+            "[secrets.missing] no key for {0}: run `tandem keys set {0}` or set {1}",
+            provider.name,
+            secrets::env_var(&provider.name)
+        ),
+    };
+
+    // Only masked text leaves the machine.
+    let scanner = {
+        let dir = settings.models_dir.clone();
+        Arc::new(
+            tokio::task::spawn_blocking(move || crate::scan::scanner(&dir, None, true)).await??,
+        )
+    };
+    let (redaction, mut pz) = {
+        let (s, text) = (scanner.clone(), prompt.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut pz = Pseudonymizer::new();
+            let r = sensitivity::redact(&s, &mut pz, &text, Provenance::Content);
+            (r, pz)
+        })
+        .await?
+    };
+    if redaction.text.trim() == sensitivity::redact::WITHHELD {
+        bail!("[route.local_only] the whole question is private; ask it with --local");
+    }
+    eprintln!(
+        "→ {} ({} on {}): {} masked, {} withheld",
+        agent.name, agent.model, provider.name, redaction.masked, redaction.withheld
+    );
+    let request = CloudRequest {
+        model: agent.model.clone(),
+        messages: vec![
+            ChatMessage {
+                role: cloud::Role::System,
+                content: catalog.role_of(&agent).to_string(),
+            },
+            ChatMessage::user(redaction.text.clone()),
+        ],
+        max_tokens: Some(max_tokens as u32),
+        temperature,
+    };
+    let client =
+        cloud::connect(provider.wire, &provider.name, &provider.base_url).map_err(coded)?;
+    let reliable = Reliable::new(client, Policy::default());
+    let mut stream = reliable.stream(&request, &key).await.map_err(coded)?;
+    let mut restore = StreamRestore::new();
+    let mut stdout = std::io::stdout();
+    let mut text = String::new();
+    while let Some(ev) = stream.next().await {
+        match ev.map_err(coded)? {
+            CloudEvent::Delta { text: t } => {
+                let shown = restore.push(&mut pz, &t);
+                stdout.write_all(shown.as_bytes())?;
+                stdout.flush()?;
+                text.push_str(&shown);
+            }
+            CloudEvent::Done {
+                finish_reason,
+                usage,
+            } => {
+                let shown = restore.finish(&mut pz);
+                stdout.write_all(shown.as_bytes())?;
+                text.push_str(&shown);
+                writeln!(stdout)?;
+                if !restore.unknown.is_empty() {
+                    eprintln!(
+                        "note: the answer used placeholders Tandem never issued: {}",
+                        restore.unknown.join(", ")
+                    );
+                }
+                if json_out {
+                    let line = json!({"text": text, "agent": agent.name, "provider": provider.name,
+                        "model": agent.model, "finish_reason": finish_reason, "usage": usage,
+                        "masked": redaction.masked, "withheld": redaction.withheld});
+                    writeln!(stdout, "{}", serde_json::to_string(&line)?)?;
+                }
+                return Ok(());
+            }
+        }
+    }
+    bail!("the reply from {} ended without finishing", provider.name)
+}

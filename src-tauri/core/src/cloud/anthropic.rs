@@ -1,0 +1,336 @@
+//! Anthropic's Messages API: `x-api-key` + `anthropic-version` headers, the system prompt as a
+//! top-level field, `max_tokens` required, and a stream of typed events (`message_start`,
+//! `content_block_delta`, `message_delta`, `message_stop`, `ping`, `error`). Unknown event types
+//! and fields are ignored so new server features do not break old clients.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::wire::{self, Step, WireDecoder};
+use super::{
+    CloudError, CloudEvent, CloudProvider, CloudRequest, Completion, EventStream, Role, Usage,
+};
+
+/// The API version Tandem speaks (the stable one the Messages API documents).
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` is mandatory for this API; used when the request leaves it open.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+#[derive(Clone)]
+pub struct Anthropic {
+    name: String,
+    base: url::Url,
+    endpoint: url::Url,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for Anthropic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Anthropic")
+            .field("name", &self.name)
+            .field("endpoint", &self.endpoint.as_str())
+            .finish()
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct AUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Vec<Block>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<AUsage>,
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    usage: Option<AUsage>,
+    #[serde(default)]
+    error: Option<ErrorDetail>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorDetail {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    message: String,
+}
+
+impl Anthropic {
+    /// `base_url` like `https://api.anthropic.com/v1`.
+    pub fn new(name: impl Into<String>, base_url: &str) -> Result<Self, CloudError> {
+        let base = super::base_url(base_url)?;
+        let endpoint = base
+            .join("messages")
+            .map_err(|e| CloudError::Config(format!("bad base URL {base_url:?}: {e}")))?;
+        Ok(Self {
+            name: name.into(),
+            base,
+            endpoint,
+            client: super::http_client()?,
+        })
+    }
+
+    pub fn endpoint(&self) -> &url::Url {
+        &self.endpoint
+    }
+
+    fn body(&self, req: &CloudRequest, stream: bool) -> serde_json::Value {
+        // System turns become the top-level `system`; the rest keep their order.
+        let system: Vec<&str> = req
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.content.as_str())
+            .collect();
+        let messages: Vec<_> = req
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .map(|m| json!({"role": m.role, "content": m.content}))
+            .collect();
+        let mut body = json!({
+            "model": req.model,
+            "max_tokens": req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "messages": messages,
+            "stream": stream,
+        });
+        if !system.is_empty() {
+            body["system"] = json!(system.join("\n\n"));
+        }
+        if let Some(t) = req.temperature {
+            body["temperature"] = json!(t);
+        }
+        body
+    }
+
+    async fn send(
+        &self,
+        req: &CloudRequest,
+        key: &str,
+        stream: bool,
+    ) -> Result<reqwest::Response, CloudError> {
+        let mut builder = self
+            .client
+            .post(self.endpoint.clone())
+            .header("anthropic-version", API_VERSION)
+            .json(&self.body(req, stream));
+        if !key.is_empty() {
+            builder = builder.header("x-api-key", key);
+        }
+        if stream {
+            builder = builder
+                .header(reqwest::header::ACCEPT_ENCODING, "identity")
+                .header(reqwest::header::ACCEPT, "text/event-stream");
+        }
+        let resp = builder
+            .send()
+            .await
+            .map_err(|e| wire::connect_error(&self.name, e))?;
+        wire::check_status(&self.name, resp).await
+    }
+
+    async fn complete_inner(
+        &self,
+        req: &CloudRequest,
+        key: &str,
+    ) -> Result<Completion, CloudError> {
+        let resp = self.send(req, key, false).await?;
+        let bytes = resp.bytes().await.map_err(|e| CloudError::StreamCut {
+            provider: self.name.clone(),
+            message: wire::without_url(e),
+        })?;
+        let msg: Message = serde_json::from_slice(&bytes).map_err(|e| CloudError::Protocol {
+            provider: self.name.clone(),
+            message: e.to_string(),
+        })?;
+        let text = msg
+            .content
+            .iter()
+            .filter(|b| b.kind == "text")
+            .filter_map(|b| b.text.as_deref())
+            .collect::<String>();
+        Ok(Completion {
+            text,
+            finish_reason: msg.stop_reason.filter(|s| !s.is_empty()),
+            usage: msg.usage.map(|u| Usage {
+                prompt_tokens: u.input_tokens.unwrap_or(0),
+                completion_tokens: u.output_tokens.unwrap_or(0),
+            }),
+        })
+    }
+}
+
+/// An `error` event in the middle of a stream, as the typed failure it stands for.
+fn stream_error(provider: &str, e: ErrorDetail) -> CloudError {
+    let provider = provider.to_string();
+    match e.kind.as_str() {
+        "overloaded_error" => CloudError::Server {
+            provider,
+            status: 529,
+        },
+        "api_error" => CloudError::Server {
+            provider,
+            status: 500,
+        },
+        "rate_limit_error" => CloudError::RateLimited {
+            provider,
+            retry_after: None,
+        },
+        "authentication_error" | "permission_error" => CloudError::KeyRejected {
+            provider,
+            status: 401,
+        },
+        _ => CloudError::Protocol {
+            provider,
+            message: format!("{}: {}", e.kind, e.message),
+        },
+    }
+}
+
+#[derive(Default)]
+struct EventDecoder {
+    stop: Option<String>,
+    input: Option<u64>,
+    output: Option<u64>,
+}
+
+impl EventDecoder {
+    fn note_usage(&mut self, u: Option<AUsage>) {
+        if let Some(u) = u {
+            self.input = u.input_tokens.or(self.input);
+            // `message_delta` carries the running total of output tokens.
+            self.output = u.output_tokens.or(self.output);
+        }
+    }
+}
+
+impl WireDecoder for EventDecoder {
+    fn data(&mut self, provider: &str, data: &str) -> Result<Step, CloudError> {
+        let ev: Event = match serde_json::from_str(data) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!(provider, error = %e, "skipping an unreadable SSE data line");
+                return Ok(Step::Skip);
+            }
+        };
+        Ok(match ev.kind.as_str() {
+            "message_start" => {
+                self.note_usage(ev.message.and_then(|m| m.usage));
+                Step::Skip
+            }
+            "content_block_delta" => match ev.delta {
+                // Thinking and tool-input deltas are not part of the answer text.
+                Some(d) if d.kind.as_deref().is_none_or(|k| k == "text_delta") => {
+                    Step::Text(d.text.unwrap_or_default())
+                }
+                _ => Step::Skip,
+            },
+            "message_delta" => {
+                if let Some(s) = ev
+                    .delta
+                    .and_then(|d| d.stop_reason)
+                    .filter(|s| !s.is_empty())
+                {
+                    self.stop = Some(s);
+                }
+                self.note_usage(ev.usage);
+                Step::Skip
+            }
+            "message_stop" => Step::End,
+            "error" => {
+                let detail = ev.error.unwrap_or(ErrorDetail {
+                    kind: "error".into(),
+                    message: String::new(),
+                });
+                return Err(stream_error(provider, detail));
+            }
+            // ping, content_block_start/stop and anything newer.
+            _ => Step::Skip,
+        })
+    }
+
+    fn complete(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    fn done(&mut self) -> CloudEvent {
+        let usage = (self.input.is_some() || self.output.is_some()).then(|| Usage {
+            prompt_tokens: self.input.unwrap_or(0),
+            completion_tokens: self.output.unwrap_or(0),
+        });
+        CloudEvent::Done {
+            finish_reason: self.stop.take(),
+            usage,
+        }
+    }
+}
+
+impl CloudProvider for Anthropic {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn base(&self) -> &url::Url {
+        &self.base
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a CloudRequest,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
+        Box::pin(async move {
+            let resp = self.send(req, key, true).await?;
+            Ok(wire::event_stream(
+                &self.name,
+                resp,
+                EventDecoder::default(),
+            ))
+        })
+    }
+
+    fn complete<'a>(
+        &'a self,
+        req: &'a CloudRequest,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Completion, CloudError>> {
+        Box::pin(self.complete_inner(req, key))
+    }
+}

@@ -1,0 +1,276 @@
+//! A provider on 127.0.0.1 that speaks both wire formats (Chat Completions at
+//! `/v1/chat/completions`, Messages at `/v1/messages`), streaming and whole, and misbehaves on
+//! request: the real parts that tests, benchmarks and demos talk to instead of a paid API. It
+//! checks keys the way providers do and records every request body it receives, so a test can
+//! assert exactly what left the machine.
+//!
+//! Behaviour is chosen by the request's `model`:
+//! `echo` (streams the last user message back, word by word), `normal` ("Hello, world" with
+//! keep-alives, CRLF, unknown fields and usage last), `malformed` (unreadable lines among good
+//! ones), `cut` (connection closes mid-reply), `big` (20,000 deltas), `limited` (429 with
+//! `Retry-After: 7`), `broken` (503), `overloaded` (529 / an `error` event mid-stream), `slow`
+//! (headers after 3 s); anything else is a 404 "model not found".
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Response};
+use axum::routing::post;
+use serde_json::{json, Value};
+
+#[derive(Clone)]
+struct Shared {
+    key: String,
+    received: Arc<Mutex<Vec<Value>>>,
+}
+
+/// A running loopback provider; it stops with the runtime that started it.
+pub struct Loopback {
+    addr: SocketAddr,
+    shared: Shared,
+}
+
+impl Loopback {
+    /// Listens on an ephemeral port of 127.0.0.1; requests must carry `key`.
+    pub async fn start(key: &str) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::serve(listener, key)
+    }
+
+    /// Serves on a listener the caller bound (a fixed port for demos).
+    pub fn serve(listener: tokio::net::TcpListener, key: &str) -> std::io::Result<Self> {
+        let addr = listener.local_addr()?;
+        let shared = Shared {
+            key: key.to_string(),
+            received: Arc::default(),
+        };
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", post(openai))
+            .route("/v1/messages", post(anthropic))
+            .with_state(shared.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!(error = %e, "loopback provider stopped");
+            }
+        });
+        Ok(Self { addr, shared })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL for either wire format (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request body received so far, in order.
+    pub fn received(&self) -> Vec<Value> {
+        self.shared
+            .received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+fn respond(status: u16, content_type: &str, body: impl Into<Body>) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(body.into())
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn json_error(status: u16, kind: &str, message: &str) -> Response<Body> {
+    let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+    respond(status, "application/json", body.to_string())
+}
+
+fn last_user_text(req: &Value) -> String {
+    req["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The words a scenario streams, or an early failure.
+enum Plan {
+    Words(Vec<String>, &'static str),
+    Fail(Response<Body>),
+}
+
+async fn plan(model: &str, req: &Value) -> Plan {
+    match model {
+        "echo" => {
+            let text = last_user_text(req);
+            let mut words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
+            if words.is_empty() {
+                words.push(String::new());
+            }
+            Plan::Words(words, "stop")
+        }
+        "normal" | "malformed" | "cut" | "overloaded" => {
+            Plan::Words(vec!["Hello".into(), ", world".into()], "stop")
+        }
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            Plan::Words(vec!["late".into()], "stop")
+        }
+        "big" => Plan::Words((0..20_000).map(|i| format!("w{i} ")).collect(), "length"),
+        "limited" => Plan::Fail(
+            Response::builder()
+                .status(429)
+                .header("retry-after", "7")
+                .body(Body::from("slow down"))
+                .unwrap_or_else(|_| Response::new(Body::empty())),
+        ),
+        "broken" => Plan::Fail(respond(503, "text/plain", "")),
+        other => Plan::Fail(json_error(
+            404,
+            "not_found_error",
+            &format!("model {other} does not exist"),
+        )),
+    }
+}
+
+fn record(state: &State<Shared>, body: &str) -> Option<Value> {
+    let req: Value = serde_json::from_str(body).ok()?;
+    state
+        .received
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(req.clone());
+    Some(req)
+}
+
+async fn openai(state: State<Shared>, headers: HeaderMap, body: String) -> Response<Body> {
+    let Some(req) = record(&state, &body) else {
+        return json_error(400, "invalid_request_error", "body is not JSON");
+    };
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if auth != format!("Bearer {}", state.key) {
+        return json_error(401, "invalid_api_key", "Incorrect API key provided");
+    }
+    let model = req["model"].as_str().unwrap_or("").to_string();
+    let (words, finish) = match plan(&model, &req).await {
+        Plan::Words(w, f) => (w, f),
+        Plan::Fail(r) => return r,
+    };
+    if model == "overloaded" {
+        return respond(529, "application/json", "{}");
+    }
+    let text: String = words.concat();
+    if req["stream"] != json!(true) {
+        let whole = json!({"id": "lb-1", "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": words.len()}});
+        return respond(200, "application/json", whole.to_string());
+    }
+    let mut s = String::from(": keep-alive\r\n\r\n");
+    s.push_str("data: {\"id\":\"lb-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}],\"system_fingerprint\":\"x\"}\r\n\r\n");
+    for (i, w) in words.iter().enumerate() {
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": ""}], "unknown": {"a": 1}});
+        s.push_str(&format!("data: {chunk}\n\n"));
+        if model == "malformed" && i == 0 {
+            s.push_str("data: {not json\n\ngarbage line without a field\n\n");
+        }
+    }
+    if model == "cut" {
+        return respond(200, "text/event-stream", s);
+    }
+    s.push_str(&format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{finish}\"}}]}}\n\n"
+    ));
+    s.push_str(&format!("data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":12,\"completion_tokens\":{},\"total_tokens\":0}}}}\n\n", words.len()));
+    s.push_str("data: [DONE]\n\n");
+    respond(200, "text/event-stream", s)
+}
+
+async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Response<Body> {
+    let Some(req) = record(&state, &body) else {
+        return json_error(400, "invalid_request_error", "body is not JSON");
+    };
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if header("x-api-key") != state.key {
+        return json_error(401, "authentication_error", "invalid x-api-key");
+    }
+    if header("anthropic-version").is_empty() {
+        return json_error(
+            400,
+            "invalid_request_error",
+            "anthropic-version header is required",
+        );
+    }
+    if req["max_tokens"].as_u64().is_none() {
+        return json_error(400, "invalid_request_error", "max_tokens: Field required");
+    }
+    let model = req["model"].as_str().unwrap_or("").to_string();
+    let (words, finish) = match plan(&model, &req).await {
+        Plan::Words(w, f) => (
+            w,
+            if f == "stop" {
+                "end_turn"
+            } else {
+                "max_tokens"
+            },
+        ),
+        Plan::Fail(r) => return r,
+    };
+    let text: String = words.concat();
+    if req["stream"] != json!(true) {
+        if model == "overloaded" {
+            return json_error(529, "overloaded_error", "Overloaded");
+        }
+        let whole = json!({"id": "msg_lb", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": finish, "stop_sequence": null,
+            "usage": {"input_tokens": 9, "output_tokens": words.len()}});
+        return respond(200, "application/json", whole.to_string());
+    }
+    let ev = |name: &str, data: Value| format!("event: {name}\r\ndata: {data}\r\n\r\n");
+    let mut s = ev(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_lb", "type": "message",
+        "role": "assistant", "content": [], "model": model, "stop_reason": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    s.push_str(&ev("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+    s.push_str(&ev("ping", json!({"type": "ping"})));
+    for (i, w) in words.iter().enumerate() {
+        s.push_str(&ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": w}}),
+        ));
+        if model == "malformed" && i == 0 {
+            s.push_str("event: content_block_delta\ndata: {not json\n\n: a comment\n\n");
+        }
+        if model == "overloaded" {
+            s.push_str(&ev("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
+            return respond(200, "text/event-stream", s);
+        }
+    }
+    if model == "cut" {
+        return respond(200, "text/event-stream", s);
+    }
+    s.push_str(&ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    s.push_str(&ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": finish, "stop_sequence": null},
+        "usage": {"output_tokens": words.len()}}),
+    ));
+    s.push_str(&ev("message_stop", json!({"type": "message_stop"})));
+    respond(200, "text/event-stream", s)
+}
