@@ -1,6 +1,6 @@
 //! Cloud client speed on loopback: SSE decoding throughput (events/s, one reply of 200,000
 //! events) and the latency Tandem's client adds over a raw reqwest request (p50 of 500 small
-//! non-streaming requests). Peers measured in the same run: reqwest reading the same bytes,
+//! non-streaming requests), and the Anthropic event stream's throughput. Peers measured in the same run: reqwest reading the same bytes,
 //! and reqwest posting the same JSON.
 //!
 //!     cargo bench --profile dev --workspace --bench cloud
@@ -118,6 +118,28 @@ fn main() {
             a,
             b,
             a.saturating_sub(b)
+        );
+
+        // The Anthropic wire format: typed events (two SSE fields each) from the loopback
+        // provider's 20,000-delta reply, ten times.
+        let lb = tandem_core::cloud::loopback::Loopback::start("k").await.expect("loopback");
+        let a = tandem_core::cloud::anthropic::Anthropic::new("loopback", &lb.base_url()).expect("provider");
+        let big = CloudRequest { model: "big".into(), ..req.clone() };
+        let t = Instant::now();
+        let mut n = 0usize;
+        for _ in 0..10 {
+            let mut s = a.stream(&big, "k").await.expect("stream");
+            while let Some(ev) = s.next().await {
+                ev.expect("event");
+                n += 1;
+            }
+        }
+        let took = t.elapsed();
+        println!(
+            "SSE (Anthropic events): {} deltas in {:.0} ms = {:.0} deltas/s",
+            n - 10,
+            took.as_secs_f64() * 1e3,
+            (n - 10) as f64 / took.as_secs_f64()
         );
     });
 }
