@@ -1,20 +1,16 @@
-//! `tandem keys …`, `tandem cloud …` and the cloud half of `tandem ask`: thin translations
-//! between the terminal and tandem-core's cloud, secrets and network modules.
+//! `tandem keys …` and `tandem cloud …`: thin translations between the terminal and
+//! tandem-core's cloud, secrets and network modules.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, IsTerminal, Write};
-use std::sync::Arc;
+use std::io::{BufRead, IsTerminal};
 
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
-use futures::StreamExt;
 use serde_json::json;
-use tandem_core::cloud::agents::{Agent, Capability, Catalog, CatalogFile, Needs, ProviderConfig};
-use tandem_core::cloud::reliable::{Policy, Reliable};
-use tandem_core::cloud::{self, ChatMessage, CloudEvent, CloudRequest, Wire};
+use tandem_core::cloud::agents::{Agent, Capability, Catalog, CatalogFile, ProviderConfig};
+use tandem_core::cloud::{self, Wire};
 use tandem_core::network::{MonitorConfig, NetworkMonitor, Target};
 use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
-use tandem_core::sensitivity::{self, Provenance, Pseudonymizer, StreamRestore};
 
 use crate::coded;
 
@@ -321,151 +317,4 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             Ok(())
         }
     }
-}
-
-/// Which agent answers a cloud question.
-pub struct CloudChoice {
-    pub agent: Option<String>,
-    pub needs: Vec<String>,
-    pub budget: Option<f64>,
-}
-
-/// Asks a cloud agent: the question is scanned and masked first (private fragments withheld),
-/// the answer streams back with the originals restored on this machine.
-pub async fn ask_cloud(
-    settings: &tandem_core::config::Settings,
-    choice: CloudChoice,
-    prompt: String,
-    max_tokens: usize,
-    temperature: Option<f64>,
-    json_out: bool,
-) -> Result<()> {
-    let catalog = catalog()?;
-    let keys = keys().await?;
-    let agent = match &choice.agent {
-        Some(name) => catalog
-            .agent(name)
-            .with_context(|| format!("no agent named {name:?} (tandem cloud list)"))?
-            .clone(),
-        None => {
-            let needs = Needs {
-                capabilities: choice
-                    .needs
-                    .iter()
-                    .map(|c| c.parse())
-                    .collect::<Result<_, _>>()
-                    .map_err(coded)?,
-                input_tokens: (prompt.len() / 4) as u64 + 1,
-                output_tokens: max_tokens as u64,
-                max_cost: choice.budget,
-            };
-            let (c, k) = (catalog.clone(), keys.clone());
-            let picked = tokio::task::spawn_blocking(move || {
-                c.pick(&needs, |p| {
-                    !p.needs_key || matches!(k.get(&p.name), Ok(Some(_)))
-                })
-                .cloned()
-            })
-            .await?;
-            picked.map_err(coded)?
-        }
-    };
-    let provider = catalog
-        .provider(&agent.provider)
-        .with_context(|| {
-            format!(
-                "agent {} uses unknown provider {}",
-                agent.name, agent.provider
-            )
-        })?
-        .clone();
-    let pname = provider.name.clone();
-    let found = tokio::task::spawn_blocking(move || keys.get(&pname))
-        .await?
-        .map_err(coded)?;
-    let key = match (found, provider.needs_key) {
-        (Some((k, _)), _) => k.expose().to_string(),
-        (None, false) => String::new(),
-        (None, true) => bail!(
-            "[secrets.missing] no key for {0}: run `tandem keys set {0}` or set {1}",
-            provider.name,
-            secrets::env_var(&provider.name)
-        ),
-    };
-
-    // Only masked text leaves the machine.
-    let scanner = {
-        let dir = settings.models_dir.clone();
-        Arc::new(
-            tokio::task::spawn_blocking(move || crate::scan::scanner(&dir, None, true)).await??,
-        )
-    };
-    let (redaction, mut pz) = {
-        let (s, text) = (scanner.clone(), prompt.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut pz = Pseudonymizer::new();
-            let r = sensitivity::redact(&s, &mut pz, &text, Provenance::Content);
-            (r, pz)
-        })
-        .await?
-    };
-    if redaction.text.trim() == sensitivity::redact::WITHHELD {
-        bail!("[route.local_only] the whole question is private; ask it with --local");
-    }
-    eprintln!(
-        "→ {} ({} on {}): {} masked, {} withheld",
-        agent.name, agent.model, provider.name, redaction.masked, redaction.withheld
-    );
-    let request = CloudRequest {
-        model: agent.model.clone(),
-        messages: vec![
-            ChatMessage {
-                role: cloud::Role::System,
-                content: catalog.role_of(&agent).to_string(),
-            },
-            ChatMessage::user(redaction.text.clone()),
-        ],
-        max_tokens: Some(max_tokens as u32),
-        temperature,
-    };
-    let client =
-        cloud::connect(provider.wire, &provider.name, &provider.base_url).map_err(coded)?;
-    let reliable = Reliable::new(client, Policy::default());
-    let mut stream = reliable.stream(&request, &key).await.map_err(coded)?;
-    let mut restore = StreamRestore::new();
-    let mut stdout = std::io::stdout();
-    let mut text = String::new();
-    while let Some(ev) = stream.next().await {
-        match ev.map_err(coded)? {
-            CloudEvent::Delta { text: t } => {
-                let shown = restore.push(&mut pz, &t);
-                stdout.write_all(shown.as_bytes())?;
-                stdout.flush()?;
-                text.push_str(&shown);
-            }
-            CloudEvent::Done {
-                finish_reason,
-                usage,
-            } => {
-                let shown = restore.finish(&mut pz);
-                stdout.write_all(shown.as_bytes())?;
-                text.push_str(&shown);
-                writeln!(stdout)?;
-                if !restore.unknown.is_empty() {
-                    eprintln!(
-                        "note: the answer used placeholders Tandem never issued: {}",
-                        restore.unknown.join(", ")
-                    );
-                }
-                if json_out {
-                    let line = json!({"text": text, "agent": agent.name, "provider": provider.name,
-                        "model": agent.model, "finish_reason": finish_reason, "usage": usage,
-                        "masked": redaction.masked, "withheld": redaction.withheld});
-                    writeln!(stdout, "{}", serde_json::to_string(&line)?)?;
-                }
-                return Ok(());
-            }
-        }
-    }
-    bail!("the reply from {} ended without finishing", provider.name)
 }

@@ -2,6 +2,7 @@
 //! cloud).
 
 mod cloud;
+mod orchestrate;
 mod scan;
 
 use std::io::Write;
@@ -42,23 +43,32 @@ enum Command {
         #[command(subcommand)]
         command: ModelsCommand,
     },
-    /// Ask a question; the answer streams to stdout. Local by default; with --agent or --cloud a
-    /// cloud agent answers, seeing only the masked question.
+    /// Ask a question; the answer streams to stdout. The router decides what runs locally and
+    /// what (masked) goes to a cloud agent; --local forces the local model.
     Ask {
-        /// Run on the local model (the default).
-        #[arg(long, conflicts_with_all = ["agent", "cloud"])]
+        /// Only the local model, no routing (the `ask --local --json` contract).
+        #[arg(long, conflicts_with_all = ["agent", "cloud", "attach", "policy", "explain"])]
         local: bool,
+        /// Attach a text file (repeatable).
+        #[arg(long)]
+        attach: Vec<std::path::PathBuf>,
+        /// private (nothing non-public leaves), balanced (default) or performance.
+        #[arg(long, default_value = "balanced")]
+        policy: String,
+        /// Print the plan, its reasons, the steps and the accounting on stderr.
+        #[arg(long)]
+        explain: bool,
         /// Ask this cloud agent (see `tandem cloud list`).
         #[arg(long)]
         agent: Option<String>,
-        /// Ask the best available cloud agent for --needs within --budget.
+        /// Let the picker choose the cloud agent for --needs within --budget (the default).
         #[arg(long, conflicts_with = "agent")]
         cloud: bool,
         /// Capabilities the cloud agent must have: reasoning, code, web_search, long_context, vision.
-        #[arg(long, value_delimiter = ',', requires = "cloud")]
+        #[arg(long, value_delimiter = ',')]
         needs: Vec<String>,
         /// Most the cloud request may cost, in USD (estimated from the catalog's prices).
-        #[arg(long, requires = "cloud")]
+        #[arg(long)]
         budget: Option<f64>,
         /// After the streamed text, print one JSON line: {"text", "metrics"}.
         #[arg(long)]
@@ -67,7 +77,7 @@ enum Command {
         #[arg(long)]
         model: Option<String>,
         /// Load this GGUF file directly instead of a manifest model.
-        #[arg(long, conflicts_with = "model")]
+        #[arg(long, conflicts_with = "model", requires = "local")]
         model_file: Option<std::path::PathBuf>,
         #[arg(long, default_value_t = 256)]
         max_tokens: usize,
@@ -88,6 +98,24 @@ enum Command {
         /// {"id","sensitive","verdict","spans":[{"start","end","label","tier","score"}]}.
         #[arg(long)]
         jsonl: bool,
+    },
+    /// Plan without running: input lines {"id","prompt","attachments":[{"name","text"}]}, output
+    /// lines {"id","route","strategy","fragments","cloud_payload","reasons","complexity"}.
+    Route {
+        #[arg(long, required = true)]
+        jsonl: bool,
+        /// Plan as if a local model of this size were loaded: small, medium or large.
+        #[arg(long, default_value = "small")]
+        local_class: String,
+        #[arg(long, default_value = "balanced")]
+        policy: String,
+    },
+    /// What left this device: every request sent or blocked, and local runs (totals).
+    Ledger {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
     },
     /// API keys in the OS keychain.
     Keys {
@@ -229,8 +257,21 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Models { command } => models_cmd(&settings, command).await,
         Command::Keys { command } => cloud::keys_cmd(command).await,
         Command::Cloud { command } => cloud::cloud_cmd(command).await,
+        Command::Route {
+            jsonl: _,
+            local_class,
+            policy,
+        } => {
+            let class = local_class.parse().map_err(anyhow::Error::msg)?;
+            let policy = policy.parse().map_err(anyhow::Error::msg)?;
+            orchestrate::route_jsonl(&settings, class, policy).await
+        }
+        Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
         Command::Ask {
-            local: _,
+            local,
+            attach,
+            policy,
+            explain,
             agent,
             cloud,
             needs,
@@ -243,21 +284,24 @@ async fn run(cli: Cli) -> Result<()> {
             temperature,
             prompt,
         } => {
-            if agent.is_some() || cloud {
-                let choice = cloud::CloudChoice {
+            if !local {
+                let args = orchestrate::AskArgs {
+                    prompt: prompt.join(" "),
+                    attach,
+                    policy: policy.parse().map_err(anyhow::Error::msg)?,
+                    explain,
+                    json,
                     agent,
+                    cloud,
                     needs,
                     budget,
-                };
-                return cloud::ask_cloud(
-                    &settings,
-                    choice,
-                    prompt.join(" "),
                     max_tokens,
                     temperature,
-                    json,
-                )
-                .await;
+                };
+                let mut settings = settings;
+                settings.model = model.or(settings.model);
+                settings.threads = threads.or(settings.threads);
+                return orchestrate::ask(&settings, args).await;
             }
             let mut settings = settings;
             settings.model = model.or(settings.model);

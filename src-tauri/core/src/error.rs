@@ -41,5 +41,8 @@ into_error_info!(
     crate::config::ConfigError,
     crate::sensitivity::SensitivityError,
     crate::cloud::CloudError,
-    crate::secrets::SecretsError
+    crate::secrets::SecretsError,
+    crate::ledger::LedgerError,
+    crate::egress::EgressError,
+    crate::router::run::RunError
 );

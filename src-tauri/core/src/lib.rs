@@ -4,12 +4,15 @@
 
 pub mod cloud;
 pub mod config;
+pub mod egress;
 pub mod error;
 pub mod events;
 pub mod hardware;
+pub mod ledger;
 pub mod local;
 pub mod models;
 pub mod network;
+pub mod router;
 pub mod secrets;
 pub mod sensitivity;
 

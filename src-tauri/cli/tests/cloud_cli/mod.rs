@@ -315,23 +315,40 @@ fn two_providers_from_the_cli_with_keys_in_the_secret_service() {
         "{out}"
     );
 
-    // A wrong key (from the opt-in environment variable) is named, never shown.
+    // A wrong key (from the opt-in environment variable) is named, never shown, and the local
+    // model answers instead.
     let out = env.run(
-        &["ask", "--agent", "lb-anthropic", "hi"],
+        &["ask", "--agent", "lb-anthropic", "--json", "hi"],
         "",
         &[("TANDEM_KEY_LB_ANTHROPIC", "sk-wrong-1234")],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success()
+        out.status.success()
             && err.contains("key rejected by lb-anthropic")
             && !err.contains("sk-wrong"),
         "{err}"
     );
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["fell_back"], true);
 
     env.ok(&["keys", "delete", "lb-openai"], "");
     let out = env.run(&["ask", "--agent", "lb-openai", "hi"], "", &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("tandem keys set lb-openai"));
+    // Every request that left is in the ledger, with the payload exactly as sent.
+    let ledger = env.ok(&["ledger", "--json"], "");
+    let v: serde_json::Value = serde_json::from_str(ledger.trim()).unwrap();
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 4, "{v}");
+    assert!(entries
+        .iter()
+        .all(|e| !e["payload"].as_str().unwrap_or("").contains("posteo")));
+    assert_eq!(
+        entries.iter().filter(|e| e["status"] == "failed").count(),
+        1,
+        "the rejected key"
+    );
     drop(rt);
 }
 

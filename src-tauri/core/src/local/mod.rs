@@ -2,6 +2,7 @@
 //! `LocalEngine` trait is the seam the rest of the core talks to; `MistralEngine`
 //! is the real implementation (an actor thread owning a mistral.rs model).
 
+pub mod echo;
 mod metrics;
 mod mistral;
 

@@ -9,4 +9,5 @@ mod hardware;
 mod local_engine;
 mod model_files;
 mod network;
+mod router;
 mod sensitivity;

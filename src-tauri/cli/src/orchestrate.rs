@@ -1,0 +1,346 @@
+//! `tandem ask` (orchestrated), `tandem route --jsonl` (the dry-run contract) and `tandem ledger`:
+//! the CLI's side of tandem-core's router, egress and ledger.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use tandem_core::cloud::agents::{Catalog, Needs};
+use tandem_core::config::Settings;
+use tandem_core::egress::{Draft, Egress, Sanitizer, Turn};
+use tandem_core::ledger::{self, Ledger};
+use tandem_core::local::{self, LocalEngine};
+use tandem_core::router::run::{Orchestrator, RunEvent, RunOptions};
+use tandem_core::router::{
+    self, Attachment, Context as RouteContext, LocalClass, Policy, Route, Task,
+};
+use tandem_core::secrets::Keys;
+use tandem_core::sensitivity::{Provenance, Pseudonymizer, Scanner};
+
+use crate::coded;
+
+/// `TANDEM_LEDGER` or `<data dir>/tandem/ledger.sqlite3`.
+pub fn ledger_path() -> PathBuf {
+    std::env::var_os("TANDEM_LEDGER")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(ledger::default_path)
+}
+
+async fn scanner(settings: &Settings) -> Result<Arc<Scanner>> {
+    let dir = settings.models_dir.clone();
+    Ok(Arc::new(
+        tokio::task::spawn_blocking(move || crate::scan::scanner(&dir, None, true)).await??,
+    ))
+}
+
+pub fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // Document extraction (PDF, DOCX, ...) arrives with the watcher; text files for now.
+            Ok(Attachment {
+                name,
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                sensitive_source: false,
+            })
+        })
+        .collect()
+}
+
+/// The local model's size class, from the manifest entry of the loaded model.
+fn local_class(settings: &Settings, name: &str) -> LocalClass {
+    tandem_core::models::Manifest::load(&settings.models_dir)
+        .ok()
+        .and_then(|m| {
+            m.models
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| s.parameters_b)
+        })
+        .map(LocalClass::from_parameters_b)
+        .unwrap_or(LocalClass::Small)
+}
+
+pub struct AskArgs {
+    pub prompt: String,
+    pub attach: Vec<PathBuf>,
+    pub policy: Policy,
+    pub explain: bool,
+    pub json: bool,
+    pub agent: Option<String>,
+    pub cloud: bool,
+    pub needs: Vec<String>,
+    pub budget: Option<f64>,
+    pub max_tokens: usize,
+    pub temperature: Option<f64>,
+}
+
+pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
+    let scanner = scanner(settings).await?;
+    let catalog = Catalog::load().map_err(coded)?;
+    let keys = tokio::task::spawn_blocking(Keys::os).await?;
+    let ledger = Ledger::open(&ledger_path()).map_err(coded)?;
+    let egress = Arc::new(Egress::new(scanner.clone(), Some(ledger)));
+    let local: Option<Arc<dyn LocalEngine>> =
+        match local::load_configured(settings, tandem_core::events::EventBus::new()).await {
+            Ok(e) => Some(Arc::new(e)),
+            Err(e) => {
+                eprintln!("notice: no local model ({e}); only the cloud can answer");
+                None
+            }
+        };
+    let class = local
+        .as_ref()
+        .map(|l| local_class(settings, &l.model().name))
+        .unwrap_or(LocalClass::Small);
+    let orch = Arc::new(Orchestrator::new(
+        Sanitizer::new(scanner),
+        egress,
+        local,
+        catalog.clone(),
+        keys,
+        class,
+    ));
+    let task = Task {
+        prompt: a.prompt,
+        attachments: read_attachments(&a.attach)?,
+        history: Vec::new(),
+        policy: a.policy,
+    };
+    let needs = Needs {
+        capabilities: a
+            .needs
+            .iter()
+            .map(|c| c.parse())
+            .collect::<Result<_, _>>()
+            .map_err(coded)?,
+        max_cost: a.budget,
+        ..Needs::default()
+    };
+    let opts = RunOptions {
+        task_id: format!("cli-{}", std::process::id()),
+        agent: a.agent,
+        force_local: false,
+        needs,
+        max_tokens: a.max_tokens,
+        temperature: a.temperature,
+    };
+    let _ = a.cloud; // --cloud: let the picker choose (the default when the plan needs the cloud)
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let runner = {
+        let o = orch.clone();
+        tokio::spawn(async move { o.run(task, opts, tx).await })
+    };
+    let mut stdout = std::io::stdout();
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            RunEvent::Plan { plan } => {
+                if a.explain {
+                    let strategy = plan
+                        .strategy
+                        .map(|s| {
+                            format!(
+                                " ({})",
+                                serde_json::to_value(s)
+                                    .unwrap_or_default()
+                                    .as_str()
+                                    .unwrap_or_default()
+                            )
+                        })
+                        .unwrap_or_default();
+                    eprintln!(
+                        "route: {}{strategy}, complexity {:.2}",
+                        serde_json::to_value(plan.route)?
+                            .as_str()
+                            .unwrap_or_default(),
+                        plan.complexity
+                    );
+                    for r in &plan.reasons {
+                        eprintln!("  - {r}");
+                    }
+                }
+            }
+            RunEvent::Step { step, place } => {
+                if a.explain {
+                    eprintln!("· {step} ({place})");
+                }
+            }
+            RunEvent::Text { text } => {
+                stdout.write_all(text.as_bytes())?;
+                stdout.flush()?;
+            }
+            RunEvent::Notice { text } => eprintln!("notice: {text}"),
+        }
+    }
+    let summary = runner.await?.map_err(coded)?;
+    writeln!(stdout)?;
+    let agent = summary.agent.as_deref().and_then(|n| catalog.agent(n));
+    if a.explain {
+        eprintln!(
+            "tokens: {} local, {} cloud; cost ${:.5} (all-cloud ${:.5}); energy ≈ {:.1} J local + {:.1} J cloud (assumptions in the README)",
+            summary.local_tokens, summary.cloud_tokens, summary.cost_usd, summary.all_cloud_cost_usd, summary.energy_local_j, summary.energy_cloud_j
+        );
+    }
+    if a.json {
+        let mut v = serde_json::to_value(&summary)?;
+        v["provider"] = json!(agent.map(|a| a.provider.clone()));
+        v["model"] = json!(agent.map(|a| a.model.clone()));
+        writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
+    }
+    Ok(())
+}
+
+/// One `route --jsonl` line: plan + the exact text that would be sent, or an error line.
+fn route_line(
+    sanitizer: &Sanitizer,
+    catalog: &Catalog,
+    class: LocalClass,
+    policy: Policy,
+    line: &str,
+) -> Value {
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return json!({"id": null, "error": format!("not JSON: {e}")}),
+    };
+    let id = v.get("id").cloned().unwrap_or(Value::Null);
+    let Some(prompt) = v.get("prompt").and_then(Value::as_str) else {
+        return json!({"id": id, "error": "missing \"prompt\""});
+    };
+    let attachments: Vec<Attachment> = match v.get("attachments") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(a) => match serde_json::from_value(a.clone()) {
+            Ok(a) => a,
+            Err(e) => return json!({"id": id, "error": format!("bad \"attachments\": {e}")}),
+        },
+    };
+    let task = Task {
+        prompt: prompt.to_string(),
+        attachments,
+        history: Vec::new(),
+        policy,
+    };
+    // The dry run assumes a cloud agent is reachable: it shows what would leave if one were.
+    let ctx = RouteContext {
+        local_class: class,
+        cloud_available: true,
+        cloud_unavailable_reason: None,
+        force_cloud: false,
+    };
+    let plan = router::plan(sanitizer.scanner(), &task, &ctx);
+    let payload = (plan.route != Route::Local)
+        .then(|| {
+            let agent = catalog.pick(&Needs::default(), |_| true).ok()?.clone();
+            let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+            for a in &task.attachments {
+                parts.push((
+                    format!("\n\nAttached document \"{}\":\n", a.name),
+                    Provenance::Content,
+                ));
+                parts.push((
+                    a.text.clone(),
+                    if a.sensitive_source {
+                        Provenance::SensitiveSource
+                    } else {
+                        Provenance::Content
+                    },
+                ));
+            }
+            let draft = Draft {
+                task: String::new(),
+                system: Some(catalog.role_of(&agent).to_string()),
+                agent,
+                turns: vec![Turn {
+                    role: tandem_core::cloud::Role::User,
+                    parts,
+                }],
+                max_tokens: None,
+                temperature: None,
+                reasons: Vec::new(),
+            };
+            sanitizer
+                .sanitize(draft, &mut Pseudonymizer::new())
+                .ok()
+                .map(|r| r.text())
+        })
+        .flatten();
+    json!({
+        "id": id,
+        "route": plan.route,
+        "strategy": plan.strategy,
+        "fragments": plan.fragments,
+        "cloud_payload": payload,
+        "reasons": plan.reasons,
+        "complexity": plan.complexity,
+    })
+}
+
+pub async fn route_jsonl(settings: &Settings, class: LocalClass, policy: Policy) -> Result<()> {
+    let sanitizer = Sanitizer::new(scanner(settings).await?);
+    let catalog = Catalog::load().map_err(coded)?;
+    tokio::task::spawn_blocking(move || -> Result<()> {
+        let stdin = std::io::stdin();
+        let mut out = std::io::stdout().lock();
+        for line in stdin.lock().lines() {
+            let line = line.context("cannot read stdin")?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v = route_line(&sanitizer, &catalog, class, policy, &line);
+            writeln!(out, "{}", serde_json::to_string(&v)?)?;
+            out.flush()?;
+        }
+        Ok(())
+    })
+    .await?
+}
+
+pub async fn ledger_cmd(json_out: bool, limit: usize) -> Result<()> {
+    let path = ledger_path();
+    let ledger = Ledger::open(&path).map_err(coded)?;
+    let entries = ledger.list(limit).await.map_err(coded)?;
+    let totals = ledger.totals(None).await.map_err(coded)?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string(&json!({"path": path, "totals": totals, "entries": entries}))?
+        );
+        return Ok(());
+    }
+    println!("ledger: {}", path.display());
+    println!(
+        "sent {} request(s), {} bytes, {} cloud tokens, ${:.5}; blocked {}; local runs {} ({} tokens)",
+        totals.sent, totals.bytes_sent, totals.cloud_tokens, totals.cost_usd, totals.blocked, totals.local_runs, totals.local_tokens
+    );
+    for e in entries {
+        let when = e.ts_ms / 1000;
+        println!(
+            "#{} t={when} {:?} {} ({}/{}) {} bytes sha256 {}…",
+            e.id,
+            e.status,
+            e.agent,
+            e.provider,
+            e.model,
+            e.bytes,
+            &e.sha256[..12.min(e.sha256.len())]
+        );
+        for r in &e.reasons {
+            println!("    - {r}");
+        }
+        if let Some(p) = &e.payload {
+            let short: String = p.chars().take(200).collect();
+            println!(
+                "    payload: {short}{}",
+                if p.chars().count() > 200 { "…" } else { "" }
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! A local engine that answers with the text it was given (the last user turn), word by word.
+//! The worst local model for privacy, on purpose: leak tests run the orchestrator with it, so
+//! anything private the local step "writes" must still be caught by the sanitizer before it
+//! could leave. Also useful where a model cannot be loaded (tests of hosts).
+
+use super::{
+    ChatMessage, GenerateRequest, GenerationMetrics, LoadedModel, LocalEngine, LocalError, Role,
+    StreamEvent, TokenStream,
+};
+
+pub struct EchoEngine {
+    model: LoadedModel,
+}
+
+impl Default for EchoEngine {
+    fn default() -> Self {
+        Self {
+            model: LoadedModel {
+                name: "echo".into(),
+                path: String::new(),
+                architecture: "echo".into(),
+                device: "cpu".into(),
+                dtype: "none".into(),
+                threads: 1,
+                load_seconds: 0.0,
+            },
+        }
+    }
+}
+
+impl LocalEngine for EchoEngine {
+    fn generate(&self, request: GenerateRequest) -> Result<TokenStream, LocalError> {
+        let text = request
+            .messages
+            .iter()
+            .rev()
+            .find(|m: &&ChatMessage| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
+        let n = words.len().min(request.max_tokens.max(1));
+        let (tx, rx) = tokio::sync::mpsc::channel(n + 1);
+        for w in words.into_iter().take(n) {
+            let _ = tx.try_send(Ok(StreamEvent::Token { text: w }));
+        }
+        let metrics = GenerationMetrics {
+            prompt_tokens: text.split_whitespace().count(),
+            completion_tokens: n,
+            ttft_ms: 0.0,
+            prompt_tok_per_s: 0.0,
+            decode_tok_per_s: 0.0,
+            wall_ms: 0.0,
+            cpu_ms: None,
+            finish_reason: "stop".into(),
+        };
+        let _ = tx.try_send(Ok(StreamEvent::Done { metrics }));
+        Ok(TokenStream::new(rx))
+    }
+
+    fn model(&self) -> &LoadedModel {
+        &self.model
+    }
+}

@@ -1,0 +1,506 @@
+//! Runs plans: local steps on the local engine, cloud steps only through `egress`, results
+//! merged on the device (placeholders restored), progress as events on a channel. A cloud
+//! failure before the answer started falls back to the local model with a notice; after it
+//! started, the partial text stays and the local model answers again (nothing is lost).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+
+use super::{attachment_block, plan, Context, LocalClass, Plan, Route, Strategy, Task};
+use crate::cloud::agents::{Agent, Catalog, Needs};
+use crate::cloud::reliable::{self, Reliable};
+use crate::cloud::{self, ChatMessage, CloudEvent, Role};
+use crate::egress::{Draft, Egress, EgressError, Sanitizer, Turn};
+use crate::ledger::LocalRun;
+use crate::local::{GenerateRequest, LocalEngine, StreamEvent};
+use crate::network::{NetState, NetworkStatus};
+use crate::secrets::Keys;
+use crate::sensitivity::{Provenance, Pseudonymizer, StreamRestore};
+
+/// Energy assumptions for the accounting (documented in the README).
+/// Package power per busy core of a laptop/desktop CPU.
+pub const WATTS_PER_CORE: f64 = 7.5;
+/// Joules per generated or read token in a data centre for a frontier model (published
+/// estimates span roughly 0.3-4 J; 2 J is the middle of that range).
+pub const CLOUD_JOULES_PER_TOKEN: f64 = 2.0;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RunEvent {
+    Plan { plan: Plan },
+    Step { step: String, place: String },
+    Text { text: String },
+    Notice { text: String },
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub text: String,
+    pub route: Option<Route>,
+    pub agent: Option<String>,
+    pub cloud_tokens: u64,
+    pub local_tokens: u64,
+    pub cost_usd: f64,
+    /// What sending the whole task to the same agent would have cost.
+    pub all_cloud_cost_usd: f64,
+    pub energy_local_j: f64,
+    pub energy_cloud_j: f64,
+    pub masked: usize,
+    pub withheld: usize,
+    pub fell_back: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error("no local model is loaded, and the task cannot go to the cloud: {0}")]
+    NoLocal(String),
+    #[error(transparent)]
+    Local(#[from] crate::local::LocalError),
+    #[error(transparent)]
+    Cloud(#[from] crate::cloud::CloudError),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl crate::ErrorCode for RunError {
+    fn code(&self) -> &'static str {
+        match self {
+            RunError::NoLocal(_) => "router.no_local",
+            RunError::Local(e) => e.code(),
+            RunError::Cloud(e) => e.code(),
+            RunError::Internal(_) => "router.internal",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub task_id: String,
+    /// Use this agent (skips the complexity check, not the privacy rules).
+    pub agent: Option<String>,
+    pub force_local: bool,
+    pub needs: Needs,
+    pub max_tokens: usize,
+    pub temperature: Option<f64>,
+}
+
+/// Everything a task needs, built once by the host.
+pub struct Orchestrator {
+    pub sanitizer: Sanitizer,
+    pub egress: Arc<Egress>,
+    pub local: Option<Arc<dyn LocalEngine>>,
+    pub catalog: Catalog,
+    pub keys: Keys,
+    pub network: Option<watch::Receiver<NetworkStatus>>,
+    pub reliability: reliable::Policy,
+    pub local_class: LocalClass,
+    reliables: Mutex<HashMap<String, Arc<Reliable>>>,
+}
+
+fn send(tx: &mpsc::Sender<RunEvent>, ev: RunEvent) {
+    // A host that stopped listening does not stop the task.
+    let _ = tx.try_send(ev);
+}
+
+impl Orchestrator {
+    pub fn new(
+        sanitizer: Sanitizer,
+        egress: Arc<Egress>,
+        local: Option<Arc<dyn LocalEngine>>,
+        catalog: Catalog,
+        keys: Keys,
+        local_class: LocalClass,
+    ) -> Self {
+        Self {
+            sanitizer,
+            egress,
+            local,
+            catalog,
+            keys,
+            network: None,
+            reliability: reliable::Policy::default(),
+            local_class,
+            reliables: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn reliable(&self, provider: &str) -> Result<Arc<Reliable>, RunError> {
+        let mut map = self.reliables.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = map.get(provider) {
+            return Ok(r.clone());
+        }
+        let p = self
+            .catalog
+            .provider(provider)
+            .ok_or_else(|| RunError::Internal(format!("unknown provider {provider}")))?;
+        let r = Arc::new(Reliable::new(
+            cloud::connect(p.wire, &p.name, &p.base_url)?,
+            self.reliability.clone(),
+        ));
+        map.insert(provider.to_string(), r.clone());
+        Ok(r)
+    }
+
+    /// The agent for this task and its key, or why there is none. Blocking (keychain).
+    fn choose_agent(
+        &self,
+        opts: &RunOptions,
+        task_chars: usize,
+    ) -> Result<(Agent, String), String> {
+        let offline = self
+            .network
+            .as_ref()
+            .map(|n| n.borrow().clone())
+            .filter(|s| s.probed && s.state == NetState::Offline);
+        if offline.is_some() {
+            return Err("the network is offline".into());
+        }
+        let has_key = |name: &str| matches!(self.keys.get(name), Ok(Some(_)));
+        let agent = match &opts.agent {
+            Some(a) => self
+                .catalog
+                .agent(a)
+                .cloned()
+                .ok_or_else(|| format!("no agent named {a:?}"))?,
+            None => {
+                let needs = Needs {
+                    input_tokens: (task_chars / 4) as u64 + 1,
+                    output_tokens: opts.max_tokens as u64,
+                    ..opts.needs.clone()
+                };
+                self.catalog
+                    .pick(&needs, |p| !p.needs_key || has_key(&p.name))
+                    .map_err(|e| e.to_string())?
+                    .clone()
+            }
+        };
+        let needs_key = self
+            .catalog
+            .provider(&agent.provider)
+            .is_none_or(|p| p.needs_key);
+        let key = match self.keys.get(&agent.provider) {
+            Ok(Some((k, _))) => k.expose().to_string(),
+            Ok(None) if !needs_key => String::new(),
+            Ok(None) => {
+                return Err(format!(
+                    "no key stored for {} (tandem keys set {})",
+                    agent.provider, agent.provider
+                ))
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        Ok((agent, key))
+    }
+
+    /// Plans `task` and runs it. Events stream on `tx`; the summary comes back at the end.
+    pub async fn run(
+        self: &Arc<Self>,
+        task: Task,
+        opts: RunOptions,
+        tx: mpsc::Sender<RunEvent>,
+    ) -> Result<Summary, RunError> {
+        let chars =
+            task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>();
+        let (me, t, o) = (self.clone(), task.clone(), opts.clone());
+        let (plan, choice) = tokio::task::spawn_blocking(move || {
+            let choice = if o.force_local {
+                Err("--local".to_string())
+            } else {
+                me.choose_agent(&o, chars)
+            };
+            let ctx = Context {
+                local_class: me.local_class,
+                cloud_available: choice.is_ok(),
+                cloud_unavailable_reason: choice.as_ref().err().cloned(),
+                force_cloud: o.agent.is_some(),
+            };
+            (plan(me.sanitizer.scanner(), &t, &ctx), choice)
+        })
+        .await
+        .map_err(|e| RunError::Internal(e.to_string()))?;
+        send(&tx, RunEvent::Plan { plan: plan.clone() });
+        if let (Some(a), Err(why)) = (&opts.agent, &choice) {
+            send(
+                &tx,
+                RunEvent::Notice {
+                    text: format!("cannot ask {a}: {why}; answering with the local model"),
+                },
+            );
+        }
+        let mut summary = Summary {
+            route: Some(plan.route),
+            ..Summary::default()
+        };
+        match (plan.route, choice) {
+            (Route::Local, _) | (_, Err(_)) => {
+                self.run_local(&task, &opts, &tx, &mut summary).await?;
+            }
+            (_, Ok((agent, key))) => {
+                if let Err(why) = self
+                    .run_cloud(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
+                    .await
+                {
+                    send(
+                        &tx,
+                        RunEvent::Notice {
+                            text: format!("{why}; answering with the local model"),
+                        },
+                    );
+                    summary.fell_back = true;
+                    if !summary.text.is_empty() {
+                        summary.text.push_str("\n\n");
+                        send(
+                            &tx,
+                            RunEvent::Text {
+                                text: "\n\n".into(),
+                            },
+                        );
+                    }
+                    self.run_local(&task, &opts, &tx, &mut summary).await?;
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    async fn run_local(
+        &self,
+        task: &Task,
+        opts: &RunOptions,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<(), RunError> {
+        let Some(local) = &self.local else {
+            return Err(RunError::NoLocal("start Tandem with a local model".into()));
+        };
+        send(
+            tx,
+            RunEvent::Step {
+                step: "answer".into(),
+                place: "local".into(),
+            },
+        );
+        let mut prompt = task.prompt.clone();
+        for a in &task.attachments {
+            prompt.push_str(&attachment_block(a, &a.text));
+        }
+        let mut messages = task.history.clone();
+        messages.push(ChatMessage::user(prompt));
+        let req = GenerateRequest {
+            messages,
+            max_tokens: opts.max_tokens.max(1),
+            temperature: opts.temperature,
+        };
+        let started = Instant::now();
+        let mut stream = local.generate(req)?;
+        while let Some(ev) = stream.next().await {
+            match ev? {
+                StreamEvent::Token { text } => {
+                    summary.text.push_str(&text);
+                    send(tx, RunEvent::Text { text });
+                }
+                StreamEvent::Done { metrics } => {
+                    let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
+                    summary.local_tokens += tokens;
+                    let cpu_s = metrics
+                        .cpu_ms
+                        .unwrap_or(started.elapsed().as_secs_f64() * 1000.0)
+                        / 1000.0;
+                    summary.energy_local_j += cpu_s * WATTS_PER_CORE;
+                    if let Some(l) = self.egress.ledger() {
+                        let run = LocalRun {
+                            task: opts.task_id.clone(),
+                            model: local.model().name.clone(),
+                            prompt_tokens: metrics.prompt_tokens as u64,
+                            completion_tokens: metrics.completion_tokens as u64,
+                            millis: started.elapsed().as_millis() as u64,
+                        };
+                        if let Err(e) = l.local_run(run).await {
+                            tracing::warn!(error = %e, "could not record a local run");
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        Err(crate::local::LocalError::Stopped.into())
+    }
+
+    /// The local model writes an abstract of one private document for the task.
+    async fn abstract_of(
+        &self,
+        task: &Task,
+        name: &str,
+        text: &str,
+        tx: &mpsc::Sender<RunEvent>,
+    ) -> Option<String> {
+        let local = self.local.as_ref()?;
+        send(
+            tx,
+            RunEvent::Step {
+                step: format!("read {name}"),
+                place: "local".into(),
+            },
+        );
+        let messages = vec![
+            ChatMessage { role: Role::System, content: "You read a private document for a task. Write a short, general abstract that helps with the task. Do not copy names, numbers, identifiers, addresses, or health, financial or legal details.".into() },
+            ChatMessage::user(format!("Task: {}\n\nDocument:\n{}", task.prompt, text)),
+        ];
+        let req = GenerateRequest {
+            messages,
+            max_tokens: 96,
+            temperature: None,
+        };
+        let (out, _) = local.generate(req).ok()?.collect_text().await.ok()?;
+        Some(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_cloud(
+        &self,
+        task: &Task,
+        plan: &Plan,
+        opts: &RunOptions,
+        agent: &Agent,
+        key: &str,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<(), String> {
+        // The user's turn: the prompt, each attachment on its own terms, and abstracts the local
+        // model wrote of the private ones. The sanitizer sees every part.
+        let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+        for a in &task.attachments {
+            let prov = if a.sensitive_source {
+                Provenance::SensitiveSource
+            } else {
+                Provenance::Content
+            };
+            let has_local = plan
+                .fragments
+                .iter()
+                .any(|f| f.source == a.name && f.class == crate::sensitivity::Verdict::LocalOnly);
+            if a.sensitive_source {
+                parts.push((
+                    format!(
+                        "\n\n[Attached document \"{}\" is private and stays on the device.]",
+                        a.name
+                    ),
+                    Provenance::Content,
+                ));
+            } else {
+                parts.push((
+                    format!("\n\nAttached document \"{}\":\n", a.name),
+                    Provenance::Content,
+                ));
+                parts.push((a.text.clone(), prov));
+            }
+            if plan.strategy == Some(Strategy::LocalExtract) && (has_local || a.sensitive_source) {
+                if let Some(abs) = self.abstract_of(task, &a.name, &a.text, tx).await {
+                    parts.push((
+                        format!("\n\nAbstract of \"{}\" written on the device:\n", a.name),
+                        Provenance::Content,
+                    ));
+                    parts.push((abs, Provenance::Content));
+                }
+            }
+        }
+        let mut turns: Vec<Turn> = task
+            .history
+            .iter()
+            .map(|m| Turn::new(m.role, m.content.clone()))
+            .collect();
+        turns.push(Turn {
+            role: Role::User,
+            parts,
+        });
+        let draft = Draft {
+            task: opts.task_id.clone(),
+            agent: agent.clone(),
+            system: Some(self.catalog.role_of(agent).to_string()),
+            turns,
+            max_tokens: Some(opts.max_tokens as u32),
+            temperature: opts.temperature,
+            reasons: plan.reasons.clone(),
+        };
+        let sanitizer = self.sanitizer.clone();
+        let (req, mut pz) = tokio::task::spawn_blocking(move || {
+            let mut pz = Pseudonymizer::new();
+            (sanitizer.sanitize(draft, &mut pz), pz)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let req = req.map_err(|e| e.to_string())?;
+        summary.masked = req.masked();
+        summary.withheld = req.withheld();
+        summary.agent = Some(agent.name.clone());
+        let sent_tokens = (req.text().len() / 4) as u64;
+        summary.all_cloud_cost_usd =
+            agent.cost((summary_chars(task) / 4) as u64, opts.max_tokens as u64);
+        send(
+            tx,
+            RunEvent::Step {
+                step: format!("ask {}", agent.name),
+                place: "cloud".into(),
+            },
+        );
+        let provider = self.reliable(&agent.provider).map_err(|e| e.to_string())?;
+        let mut stream = match self.egress.send(req, &provider, key).await {
+            Ok(s) => s,
+            Err(EgressError::Blocked(why)) => {
+                return Err(format!("the egress guard blocked the request ({why})"))
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut restore = StreamRestore::new();
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(CloudEvent::Delta { text }) => {
+                    let shown = restore.push(&mut pz, &text);
+                    if !shown.is_empty() {
+                        summary.text.push_str(&shown);
+                        send(tx, RunEvent::Text { text: shown });
+                    }
+                }
+                Ok(CloudEvent::Done { usage, .. }) => {
+                    let shown = restore.finish(&mut pz);
+                    summary.text.push_str(&shown);
+                    send(tx, RunEvent::Text { text: shown });
+                    let (tin, tout) = usage
+                        .map(|u| (u.prompt_tokens, u.completion_tokens))
+                        .unwrap_or((sent_tokens, 0));
+                    summary.cloud_tokens += tin + tout;
+                    summary.cost_usd += agent.cost(tin, tout);
+                    summary.energy_cloud_j += (tin + tout) as f64 * CLOUD_JOULES_PER_TOKEN;
+                    if !restore.unknown.is_empty() {
+                        send(
+                            tx,
+                            RunEvent::Notice {
+                                text: format!(
+                                    "the answer used placeholders Tandem never issued: {}",
+                                    restore.unknown.join(", ")
+                                ),
+                            },
+                        );
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    let shown = restore.finish(&mut pz);
+                    summary.text.push_str(&shown);
+                    return Err(format!("{} failed: {e}", agent.name));
+                }
+            }
+        }
+        Err(format!("the reply from {} ended early", agent.name))
+    }
+}
+
+fn summary_chars(task: &Task) -> usize {
+    task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>()
+}

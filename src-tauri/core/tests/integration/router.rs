@@ -1,0 +1,640 @@
+//! The orchestrator end to end with real parts: the rules scanner, a real SQLite ledger file, the
+//! loopback provider on 127.0.0.1 recording every byte it receives, and local engines (the echo
+//! engine, which repeats what it reads: the worst case for leaks).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use tandem_core::cloud::agents::{Agent, Catalog, ProviderConfig};
+use tandem_core::cloud::loopback::Loopback;
+use tandem_core::cloud::{ChatMessage, Role, Wire};
+use tandem_core::egress::{Draft, Egress, EgressError, Sanitizer, Turn};
+use tandem_core::ledger::{Clock, Ledger, Retention, Status};
+use tandem_core::local::echo::EchoEngine;
+use tandem_core::router::run::{Orchestrator, RunEvent, RunOptions};
+use tandem_core::router::{
+    self, Attachment, Context, LocalClass, Policy, Route, Strategy as How, Task,
+};
+use tandem_core::secrets::{ApiKey, Keys, MemoryStore, SecretStore};
+use tandem_core::sensitivity::{Pseudonymizer, Scanner, UserRules, Verdict};
+
+const KEY: &str = "sk-router-test-1234";
+
+fn scanner() -> Arc<Scanner> {
+    Arc::new(Scanner::rules_only(&UserRules::default()).unwrap())
+}
+
+fn agent(model: &str) -> Agent {
+    Agent {
+        name: "lb".into(),
+        provider: "lb".into(),
+        model: model.into(),
+        role: String::new(),
+        capabilities: BTreeSet::new(),
+        price_in: 1.0,
+        price_out: 2.0,
+        context: 128_000,
+        quality: 5,
+    }
+}
+
+fn catalog(base: &str, wire: Wire, model: &str) -> Catalog {
+    Catalog {
+        default_role: "Keep placeholders as written.".into(),
+        providers: vec![ProviderConfig {
+            name: "lb".into(),
+            wire,
+            base_url: base.into(),
+            needs_key: true,
+        }],
+        agents: vec![agent(model)],
+    }
+}
+
+fn orchestrator(base: &str, wire: Wire, model: &str, ledger: Option<Ledger>) -> Arc<Orchestrator> {
+    let store = Arc::new(MemoryStore::default());
+    store.set("lb", &ApiKey::new(KEY).unwrap()).unwrap();
+    let scanner = scanner();
+    let mut o = Orchestrator::new(
+        Sanitizer::new(scanner.clone()),
+        Arc::new(Egress::new(scanner, ledger)),
+        Some(Arc::new(EchoEngine::default())),
+        catalog(base, wire, model),
+        Keys::new(store),
+        LocalClass::Small,
+    );
+    o.reliability.base_delay = Duration::from_millis(5);
+    Arc::new(o)
+}
+
+async fn run(
+    o: &Arc<Orchestrator>,
+    task: Task,
+    agent: Option<&str>,
+) -> (tandem_core::router::run::Summary, Vec<RunEvent>) {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(100_000);
+    let opts = RunOptions {
+        task_id: "t".into(),
+        agent: agent.map(String::from),
+        max_tokens: 400,
+        ..RunOptions::default()
+    };
+    let summary = o.run(task, opts, tx).await.unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    (summary, events)
+}
+
+fn ctx(class: LocalClass) -> Context {
+    Context {
+        local_class: class,
+        cloud_available: true,
+        cloud_unavailable_reason: None,
+        force_cloud: false,
+    }
+}
+
+#[test]
+fn plans_follow_privacy_then_capability() {
+    let s = scanner();
+    let task = |prompt: &str, attach: Option<(&str, bool)>| Task {
+        prompt: prompt.into(),
+        attachments: attach
+            .map(|(t, sensitive)| {
+                vec![Attachment {
+                    name: "doc.txt".into(),
+                    text: t.into(),
+                    sensitive_source: sensitive,
+                }]
+            })
+            .unwrap_or_default(),
+        ..Task::default()
+    };
+    // Summarising is local-friendly: a large local model keeps it.
+    let p = router::plan(
+        &s,
+        &task(
+            "Summarize this note in two lines.",
+            Some(("We met on Monday and agreed on the plan.", false)),
+        ),
+        &ctx(LocalClass::Large),
+    );
+    assert_eq!(p.route, Route::Local, "{p:?}");
+    // Code for a small model: cloud; with an email: split by masking.
+    let p = router::plan(
+        &s,
+        &task("Write a Rust function that parses RFC 3339 dates", None),
+        &ctx(LocalClass::Small),
+    );
+    assert_eq!((p.route, p.strategy), (Route::Cloud, None));
+    let p = router::plan(
+        &s,
+        &task("Write a Rust function that emails jane.doe@posteo.de", None),
+        &ctx(LocalClass::Small),
+    );
+    assert_eq!((p.route, p.strategy), (Route::Split, Some(How::Mask)));
+    // A private passage in an attachment: the local model reads it.
+    let p = router::plan(
+        &s,
+        &task(
+            "Draft a reply to this letter",
+            Some((
+                "I was diagnosed with diabetes in May. Please reply by Friday.",
+                false,
+            )),
+        ),
+        &ctx(LocalClass::Small),
+    );
+    assert_eq!(
+        (p.route, p.strategy),
+        (Route::Split, Some(How::LocalExtract)),
+        "{p:?}"
+    );
+    assert!(p
+        .fragments
+        .iter()
+        .any(|f| f.source == "doc.txt" && f.class == Verdict::LocalOnly));
+    // A file from a sensitive folder is local only, whatever it says.
+    let p = router::plan(
+        &s,
+        &task(
+            "Draft a reply to this letter",
+            Some(("Please reply by Friday.", true)),
+        ),
+        &ctx(LocalClass::Small),
+    );
+    assert!(p
+        .fragments
+        .iter()
+        .filter(|f| f.source == "doc.txt")
+        .all(|f| f.class == Verdict::LocalOnly));
+    assert!(p
+        .reasons
+        .iter()
+        .any(|r| r.contains("folder marked sensitive")));
+    // Policy private: nothing non-public leaves. Offline: local, and the reason says why.
+    let mut t = task("Write a Rust function that emails jane.doe@posteo.de", None);
+    t.policy = Policy::Private;
+    assert_eq!(
+        router::plan(&s, &t, &ctx(LocalClass::Small)).route,
+        Route::Local
+    );
+    let off = Context {
+        cloud_available: false,
+        cloud_unavailable_reason: Some("the network is offline".into()),
+        ..ctx(LocalClass::Small)
+    };
+    let p = router::plan(&s, &task("Write a Rust function", None), &off);
+    assert_eq!(p.route, Route::Local);
+    assert!(p.reasons[0].contains("offline"), "{p:?}");
+    // A question that is wholly private stays local.
+    let p = router::plan(
+        &s,
+        &task("I was diagnosed with HIV last week and feel lost.", None),
+        &ctx(LocalClass::Small),
+    );
+    assert_eq!(p.route, Route::Local, "{p:?}");
+}
+
+#[tokio::test]
+async fn a_masked_split_is_restored_on_the_device_and_recorded() {
+    let lb = Loopback::start(KEY).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&dir.path().join("ledger.sqlite3")).unwrap();
+    let o = orchestrator(
+        &lb.base_url(),
+        Wire::Anthropic,
+        "echo",
+        Some(ledger.clone()),
+    );
+    let task = Task {
+        prompt: "Please thank jane.doe@posteo.de for the IBAN DE89 3704 0044 0532 0130 00".into(),
+        ..Task::default()
+    };
+    let (summary, events) = run(&o, task.clone(), Some("lb")).await;
+    // The echo model repeats what it got, so the user sees the original text restored.
+    assert_eq!(summary.text, task.prompt);
+    assert_eq!((summary.masked, summary.route), (2, Some(Route::Split)));
+    assert!(matches!(&events[0], RunEvent::Plan { plan } if plan.strategy == Some(How::Mask)));
+    let sent = lb.received()[0].to_string();
+    assert!(
+        !sent.contains("posteo") && !sent.contains("3704") && sent.contains("[EMAIL_1]"),
+        "{sent}"
+    );
+    let entries = ledger.list(10).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0];
+    assert_eq!(
+        (e.status, e.agent.as_str(), e.model.as_str()),
+        (Status::Sent, "lb", "echo")
+    );
+    let payload = e.payload.as_deref().unwrap();
+    assert!(payload.contains("[IBAN_1]") && !payload.contains("posteo"));
+    assert_eq!(e.sha256, tandem_core::ledger::sha256_hex(payload));
+    assert_eq!(e.bytes as usize, payload.len());
+    assert!(
+        e.tokens_in.is_some() && e.cost_usd.is_some(),
+        "finished with usage: {e:?}"
+    );
+}
+
+#[tokio::test]
+async fn offline_and_failing_clouds_fall_back_to_the_local_model() {
+    // Nothing listens: the local model answers with a notice, without waiting long.
+    let o = orchestrator("http://127.0.0.1:9/v1", Wire::Openai, "echo", None);
+    let t = Instant::now();
+    let (summary, events) = run(
+        &o,
+        Task {
+            prompt: "Write a Rust function that adds two numbers".into(),
+            ..Task::default()
+        },
+        None,
+    )
+    .await;
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(
+        summary.fell_back && summary.text.contains("Rust function"),
+        "{summary:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, RunEvent::Notice { text } if text.contains("local model"))));
+    // A reply cut mid-way: what arrived stays, the local answer follows.
+    let lb = Loopback::start(KEY).await.unwrap();
+    let o = orchestrator(&lb.base_url(), Wire::Anthropic, "overloaded", None);
+    let (summary, _) = run(
+        &o,
+        Task {
+            prompt: "Write a Rust function that adds two numbers".into(),
+            ..Task::default()
+        },
+        None,
+    )
+    .await;
+    assert!(
+        summary.fell_back
+            && summary.text.starts_with("Hello")
+            && summary.text.contains("adds two numbers"),
+        "{summary:?}"
+    );
+}
+
+#[tokio::test]
+async fn egress_blocks_paused_and_rescan_hits_and_records_them_without_payload() {
+    let lb = Loopback::start(KEY).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    // The sanitizer does not know the project name; the guard (with newer rules) does.
+    let strict = UserRules {
+        local_only_terms: vec!["Project Nightjar".into()],
+        ..UserRules::default()
+    };
+    let guard = Egress::new(
+        Arc::new(Scanner::rules_only(&strict).unwrap()),
+        Some(ledger.clone()),
+    );
+    let draft = Draft {
+        task: "t".into(),
+        agent: agent("echo"),
+        system: None,
+        turns: vec![Turn::new(Role::User, "Status of Project Nightjar?")],
+        max_tokens: None,
+        temperature: None,
+        reasons: vec!["test".into()],
+    };
+    let req = Sanitizer::new(scanner())
+        .sanitize(draft.clone(), &mut Pseudonymizer::new())
+        .unwrap();
+    let provider = tandem_core::cloud::reliable::Reliable::new(
+        tandem_core::cloud::connect(Wire::Openai, "lb", &lb.base_url()).unwrap(),
+        Default::default(),
+    );
+    match guard.send(req.clone(), &provider, KEY).await {
+        Err(EgressError::Blocked(why)) => assert!(why.contains("CUSTOM"), "{why}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("sent"),
+    }
+    guard.set_paused(true);
+    let ok_req = Sanitizer::new(scanner())
+        .sanitize(
+            Draft {
+                turns: vec![Turn::new(Role::User, "hello")],
+                ..draft
+            },
+            &mut Pseudonymizer::new(),
+        )
+        .unwrap();
+    assert!(matches!(
+        guard.send(ok_req.clone(), &provider, KEY).await,
+        Err(EgressError::Paused)
+    ));
+    assert!(lb.received().is_empty(), "nothing left the device");
+    let entries = ledger.list(10).await.unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(entries
+        .iter()
+        .all(|e| e.status == Status::Blocked && e.payload.is_none() && e.bytes > 0));
+    guard.set_paused(false);
+    assert!(guard.send(ok_req, &provider, KEY).await.is_ok());
+    assert_eq!(lb.received().len(), 1);
+    let totals = ledger.totals(None).await.unwrap();
+    assert_eq!((totals.sent, totals.blocked), (1, 2));
+}
+
+struct FixedClock(i64);
+impl Clock for FixedClock {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn the_ledger_persists_and_prunes_old_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite3");
+    let day = 86_400_000;
+    let out = |i: usize| tandem_core::ledger::Outbound {
+        task: format!("t{i}"),
+        agent: "a".into(),
+        provider: "p".into(),
+        model: "m".into(),
+        payload: format!("payload {i}"),
+        reasons: vec![],
+    };
+    {
+        let l = Ledger::open_with(&path, Box::new(FixedClock(0)), Retention::default()).unwrap();
+        let id = l.sent(out(0)).await.unwrap();
+        l.finish(id, Some(10), Some(5), Some(0.01), None)
+            .await
+            .unwrap();
+        let l2 = Ledger::open_with(&path, Box::new(FixedClock(100 * day)), Retention::default())
+            .unwrap();
+        l2.sent(out(1)).await.unwrap();
+    }
+    // Reopened a year later with 200-day retention: the first entry is gone, the second stays.
+    let l = Ledger::open_with(
+        &path,
+        Box::new(FixedClock(250 * day)),
+        Retention {
+            max_age: Duration::from_secs(200 * 86_400),
+            max_rows: 10,
+        },
+    )
+    .unwrap();
+    let entries = l.list(10).await.unwrap();
+    assert_eq!(
+        entries.iter().map(|e| e.task.as_str()).collect::<Vec<_>>(),
+        vec!["t1"]
+    );
+    // Row cap.
+    for i in 2..20 {
+        l.sent(out(i)).await.unwrap();
+    }
+    drop(l);
+    let l = Ledger::open_with(
+        &path,
+        Box::new(FixedClock(250 * day)),
+        Retention {
+            max_age: Duration::from_secs(200 * 86_400),
+            max_rows: 5,
+        },
+    )
+    .unwrap();
+    assert_eq!(l.list(100).await.unwrap().len(), 5);
+}
+
+// ---- zero leaks -------------------------------------------------------------------------
+
+fn luhn_digit(body: &[u32]) -> u32 {
+    let sum: u32 = body
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| {
+            if i % 2 == 0 {
+                let x = d * 2;
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    (10 - sum % 10) % 10
+}
+
+fn iban_de(account: u64) -> String {
+    let bban = format!("37040044{account:010}");
+    let numeric = format!("{bban}131400"); // "DE00" moved to the end, letters as numbers
+    let rem = numeric
+        .chars()
+        .fold(0u64, |r, c| (r * 10 + c.to_digit(10).unwrap() as u64) % 97);
+    let check = 98 - rem;
+    let raw = format!("DE{check:02}{bban}");
+    raw.as_bytes()
+        .chunks(4)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[derive(Debug, Clone)]
+struct Planted {
+    sentence: String,
+    value: String,
+}
+
+fn planted() -> impl proptest::strategy::Strategy<Value = Planted> {
+    let first = prop::sample::select(vec!["jane", "omar", "li.wei", "k.novak", "priya"]);
+    let domain = prop::sample::select(vec![
+        "posteo.de",
+        "fastmail.fm",
+        "proton.me",
+        "uni-hamburg.de",
+    ]);
+    let condition = prop::sample::select(vec![
+        "diabetes",
+        "HIV",
+        "depression",
+        "epilepsy",
+        "breast cancer",
+        "schizophrenia",
+    ]);
+    prop_oneof![
+        (first, domain, 10u32..99).prop_map(|(f, d, n)| {
+            let v = format!("{f}{n}@{d}");
+            Planted {
+                sentence: format!("You can reach me at {v}."),
+                value: v,
+            }
+        }),
+        (0u64..9_999_999_999).prop_map(|a| {
+            let v = iban_de(a);
+            Planted {
+                sentence: format!("Please transfer it to my IBAN {v} today."),
+                value: v,
+            }
+        }),
+        prop::collection::vec(0u32..10, 14).prop_map(|mut d| {
+            d.insert(0, 4);
+            let c = luhn_digit(&d);
+            d.push(c);
+            let s: String = d
+                .iter()
+                .map(|x| char::from_digit(*x, 10).unwrap())
+                .collect();
+            let v = format!("{} {} {} {}", &s[0..4], &s[4..8], &s[8..12], &s[12..16]);
+            Planted {
+                sentence: format!("My card number is {v}, expiring soon."),
+                value: v,
+            }
+        }),
+        (100u32..665, 10u32..99, 1000u32..9999).prop_map(|(a, g, s)| {
+            let v = format!("{a}-{g}-{s}");
+            Planted {
+                sentence: format!("My SSN is {v} for the form."),
+                value: v,
+            }
+        }),
+        "[A-Z2-7]{16}".prop_map(|k| {
+            let v = format!("AKIA{k}");
+            Planted {
+                sentence: format!("aws_access_key_id = {v}"),
+                value: v,
+            }
+        }),
+        condition.prop_map(|c| Planted {
+            sentence: format!("I was diagnosed with {c} last spring and I am scared."),
+            value: c.to_string()
+        }),
+        (40u32..250).prop_map(|k| {
+            let v = format!("${k},500");
+            Planted {
+                sentence: format!("My salary is {v} a year and I owe my landlord rent."),
+                value: v,
+            }
+        }),
+    ]
+}
+
+const FILLER: &[&str] = &[
+    "The meeting moved to the second floor.",
+    "Could you make the tone friendlier?",
+    "We shipped the release last week.",
+    "Keep it under two hundred words.",
+];
+
+#[derive(Debug, Clone)]
+struct LeakCase {
+    task: Task,
+    values: Vec<String>,
+}
+
+fn leak_case() -> impl proptest::strategy::Strategy<Value = LeakCase> {
+    (
+        prop::collection::vec((planted(), 0usize..3, 0usize..FILLER.len()), 1..4),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(items, sensitive, force)| {
+            let mut prompt = String::from("Write a short reply for me. ");
+            let mut doc = String::new();
+            let mut hist = String::new();
+            let mut values = Vec::new();
+            for (p, place, f) in items {
+                let target = match place {
+                    0 => &mut prompt,
+                    1 => &mut doc,
+                    _ => &mut hist,
+                };
+                target.push_str(&p.sentence);
+                target.push(' ');
+                target.push_str(FILLER[f]);
+                target.push(' ');
+                values.push(p.value);
+            }
+            let mut task = Task {
+                prompt,
+                ..Task::default()
+            };
+            if !doc.is_empty() {
+                task.attachments.push(Attachment {
+                    name: "notes.txt".into(),
+                    text: doc,
+                    sensitive_source: sensitive && force,
+                });
+            }
+            if !hist.is_empty() {
+                task.history = vec![
+                    ChatMessage::user(hist),
+                    ChatMessage {
+                        role: Role::Assistant,
+                        content: "Noted.".into(),
+                    },
+                ];
+            }
+            LeakCase { task, values }
+        })
+}
+
+/// The forms a leaked value could take in traffic: as written, digits only, no whitespace.
+fn forms(v: &str) -> Vec<String> {
+    let mut f = vec![v.to_string(), v.split_whitespace().collect::<String>()];
+    let digits: String = v.chars().filter(char::is_ascii_digit).collect();
+    if digits.len() >= 6 {
+        f.push(digits);
+    }
+    f
+}
+
+#[test]
+fn zero_leaks_over_a_thousand_mixed_tasks() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
+    let o = orchestrator(&lb.base_url(), Wire::Openai, "echo", None);
+    let mut runner = TestRunner::new(Config {
+        cases: 1000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let cloud_used = std::cell::Cell::new(0usize);
+    let result = runner.run(&leak_case(), |case| {
+        let before = lb.received().len();
+        // Half the tasks name the agent (cloud whenever privacy allows), half are routed.
+        let force = case.values.len() % 2 == 0;
+        let (summary, _) = rt.block_on(run(&o, case.task.clone(), force.then_some("lb")));
+        let traffic: String = lb.received()[before..]
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        if !traffic.is_empty() {
+            cloud_used.set(cloud_used.get() + 1);
+        }
+        for v in &case.values {
+            for f in forms(v) {
+                prop_assert!(
+                    !traffic.contains(&f),
+                    "leaked {f:?} (from {v:?}) in {traffic}\nsummary {summary:?}"
+                );
+            }
+        }
+        Ok(())
+    });
+    result.unwrap();
+    // The test must exercise the cloud path, not pass by keeping everything local.
+    let cloud_used = cloud_used.get();
+    assert!(
+        cloud_used > 500,
+        "only {cloud_used} of 1000 tasks reached the cloud"
+    );
+    eprintln!("zero-leak property: 1000 tasks, {cloud_used} reached the loopback cloud, no planted value leaked");
+}
