@@ -120,7 +120,7 @@ fn classify(
     text: &str,
     provenance: Provenance,
     out: &mut Vec<PlanFragment>,
-) -> (bool, bool, bool) {
+) -> (bool, bool, bool, Vec<String>) {
     let report = scanner.scan_with(text, provenance);
     let (mut masked, mut local, mut public) = (false, false, false);
     for f in sensitivity::fragments(text, &report, provenance) {
@@ -136,14 +136,19 @@ fn classify(
             class: f.verdict,
         });
     }
-    (masked, local, public)
+    let reasons = if report.verdict == Verdict::Public {
+        Vec::new()
+    } else {
+        report.reasons
+    };
+    (masked, local, public, reasons)
 }
 
 /// Decides how to run `task`. CPU work (scanning): call from a blocking thread in async code.
 pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     let mut fragments = Vec::new();
     let mut reasons = Vec::new();
-    let (p_mask, p_local_only, p_public) = classify(
+    let (p_mask, p_local_only, p_public, prompt_reasons) = classify(
         scanner,
         "prompt",
         &task.prompt,
@@ -158,7 +163,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         } else {
             Provenance::Content
         };
-        let (m, l, _) = classify(scanner, &a.name, &a.text, prov, &mut fragments);
+        let (m, l, _, _) = classify(scanner, &a.name, &a.text, prov, &mut fragments);
         any_mask |= m;
         any_local |= l;
         attach_local |= l;
@@ -177,7 +182,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         }
     }
     for m in task.history.iter().filter(|m| m.role == Role::User) {
-        let (mm, l, _) = classify(
+        let (mm, l, _, _) = classify(
             scanner,
             "history",
             &m.content,
@@ -187,10 +192,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         any_mask |= mm;
         any_local |= l;
     }
-    let report = scanner.scan(&task.prompt);
-    if report.verdict != Verdict::Public {
-        reasons.extend(report.reasons.iter().take(4).cloned());
-    }
+    reasons.extend(prompt_reasons.into_iter().take(4));
 
     let p_local = complexity::p_local(&task.prompt, ctx.local_class);
     let threshold = match task.policy {
@@ -198,12 +200,12 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         _ => complexity::BALANCED_THRESHOLD,
     };
     let complexity = 1.0 - p_local;
-    let done = |route, strategy, mut reasons: Vec<String>, why: String| {
+    let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
         Plan {
             route,
             strategy,
-            fragments: fragments.clone(),
+            fragments,
             complexity: (complexity * 1000.0).round() / 1000.0,
             reasons,
         }
