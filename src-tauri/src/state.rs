@@ -25,7 +25,7 @@ impl AppState {
     }
 
     pub fn from_env() -> Result<Self, ConfigError> {
-        Ok(Self::new(RawConfig::from_env().validate()?))
+        Ok(Self::new(RawConfig::load()?.validate()?))
     }
 
     /// The loaded engine; the first caller loads it, later ones wait for that load.

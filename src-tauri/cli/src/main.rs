@@ -52,9 +52,10 @@ enum Command {
         /// Attach a text file (repeatable).
         #[arg(long)]
         attach: Vec<std::path::PathBuf>,
-        /// private (nothing non-public leaves), balanced (default) or performance.
-        #[arg(long, default_value = "balanced")]
-        policy: String,
+        /// private (nothing non-public leaves), balanced or performance (default: the settings
+        /// file's `policy`, else balanced).
+        #[arg(long)]
+        policy: Option<String>,
         /// Print the plan, its reasons, the steps and the accounting on stderr.
         #[arg(long)]
         explain: bool,
@@ -107,8 +108,9 @@ enum Command {
         /// Plan as if a local model of this size were loaded: small, medium or large.
         #[arg(long, default_value = "small")]
         local_class: String,
-        #[arg(long, default_value = "balanced")]
-        policy: String,
+        /// Default: the settings file's `policy`, else balanced.
+        #[arg(long)]
+        policy: Option<String>,
     },
     /// What left this device: every request sent or blocked, and local runs (totals).
     Ledger {
@@ -200,7 +202,8 @@ fn main() -> ExitCode {
 }
 
 fn settings() -> Result<Settings> {
-    RawConfig::from_env()
+    RawConfig::load()
+        .context("invalid configuration")?
         .validate()
         .context("invalid configuration")
 }
@@ -263,7 +266,10 @@ async fn run(cli: Cli) -> Result<()> {
             policy,
         } => {
             let class = local_class.parse().map_err(anyhow::Error::msg)?;
-            let policy = policy.parse().map_err(anyhow::Error::msg)?;
+            let policy = match policy {
+                Some(p) => p.parse().map_err(anyhow::Error::msg)?,
+                None => settings.policy,
+            };
             orchestrate::route_jsonl(&settings, class, policy).await
         }
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
@@ -288,7 +294,10 @@ async fn run(cli: Cli) -> Result<()> {
                 let args = orchestrate::AskArgs {
                     prompt: prompt.join(" "),
                     attach,
-                    policy: policy.parse().map_err(anyhow::Error::msg)?,
+                    policy: match policy {
+                        Some(p) => p.parse().map_err(anyhow::Error::msg)?,
+                        None => settings.policy,
+                    },
                     explain,
                     json,
                     agent,

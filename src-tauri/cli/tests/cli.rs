@@ -228,3 +228,103 @@ fn scan_marks_spans_for_people() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot open"));
 }
+
+/// The `route --jsonl` contract: one line out per line in, same order, the documented keys;
+/// the policy comes from the settings file named by TANDEM_CONFIG.
+#[test]
+fn route_jsonl_keeps_its_contract() {
+    let input = concat!(
+        r#"{"id": "a", "prompt": "Write a Python function that emails jane.doe@posteo.de", "attachments": []}"#,
+        "\n",
+        r#"{"id": "b", "prompt": "Reply to this", "attachments": [{"name": "letter.txt", "text": "I was diagnosed with asthma. See you Friday."}]}"#,
+        "\n",
+        "not json\n",
+        r#"{"id": "c", "prompt": "Summarize in one line: the meeting moved to Monday."}"#,
+        "\n",
+    );
+    let run = |extra: &[(&str, &str)], args: &[&str]| {
+        use std::io::Write;
+        let mut c = tandem();
+        c.env("TANDEM_NER", "off")
+            .envs(extra.iter().copied())
+            .args(["route", "--jsonl"])
+            .args(args);
+        let mut child = c
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let lines = run(&[], &["--local-class", "small"]);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2]["id"], serde_json::Value::Null);
+    assert!(lines[2]["error"].is_string());
+    let a = &lines[0];
+    let keys: Vec<&str> = a.as_object().unwrap().keys().map(String::as_str).collect();
+    for k in [
+        "id",
+        "route",
+        "strategy",
+        "fragments",
+        "cloud_payload",
+        "reasons",
+        "complexity",
+    ] {
+        assert!(keys.contains(&k), "{k} missing in {a}");
+    }
+    assert_eq!(
+        (a["route"].as_str(), a["strategy"].as_str()),
+        (Some("split"), Some("mask"))
+    );
+    let payload = a["cloud_payload"].as_str().unwrap();
+    assert!(payload.contains("[EMAIL_1]") && !payload.contains("posteo"));
+    let f = &a["fragments"][0];
+    assert_eq!(
+        (
+            f["source"].as_str(),
+            f["start"].as_u64(),
+            f["class"].as_str()
+        ),
+        (Some("prompt"), Some(0), Some("maskable"))
+    );
+    let b = &lines[1];
+    assert_eq!(b["strategy"], "local_extract");
+    assert!(b["fragments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["source"] == "letter.txt" && f["class"] == "local_only"));
+    assert!(!b["cloud_payload"].as_str().unwrap().contains("asthma"));
+    assert!(lines[3]["complexity"].as_f64().unwrap() > 0.0);
+    // Summarising stays local on a large model.
+    assert_eq!(run(&[], &["--local-class", "large"])[3]["route"], "local");
+    // Policy private from the settings file: nothing that is not public leaves.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "policy = \"private\"\n").unwrap();
+    let private = run(&[("TANDEM_CONFIG", cfg.to_str().unwrap())], &[]);
+    assert_eq!(
+        (private[0]["route"].as_str(), &private[0]["cloud_payload"]),
+        (Some("local"), &serde_json::Value::Null)
+    );
+    std::fs::write(&cfg, "policy = \"reckless\"\n").unwrap();
+    let out = tandem()
+        .env("TANDEM_CONFIG", &cfg)
+        .args(["route", "--jsonl"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("reckless"));
+}

@@ -11,8 +11,41 @@ use axum::body::Body;
 use axum::http::Response;
 use axum::routing::post;
 use futures::StreamExt;
+use std::sync::Arc;
 use tandem_core::cloud::openai::OpenAiCompatible;
-use tandem_core::cloud::{ChatMessage, CloudProvider, CloudRequest};
+
+use tandem_core::cloud::agents::Agent;
+use tandem_core::cloud::{CloudProvider, Role};
+use tandem_core::egress::{Draft, SanitizedRequest, Sanitizer, Turn};
+use tandem_core::sensitivity::{Pseudonymizer, Scanner, UserRules};
+
+/// A request built the only way hosts can: through the sanitizer.
+fn request(model: &str) -> SanitizedRequest {
+    let agent = Agent {
+        name: "loopback".into(),
+        provider: "loopback".into(),
+        model: model.into(),
+        role: String::new(),
+        capabilities: Default::default(),
+        price_in: 0.0,
+        price_out: 0.0,
+        context: 8192,
+        quality: 5,
+    };
+    let draft = Draft {
+        task: "bench".into(),
+        agent,
+        system: None,
+        turns: vec![Turn::new(Role::User, "hi")],
+        max_tokens: None,
+        temperature: None,
+        reasons: vec![],
+    };
+    let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).expect("scanner"));
+    Sanitizer::new(scanner)
+        .sanitize(draft, &mut Pseudonymizer::new())
+        .expect("sanitize")
+}
 
 const EVENTS: usize = 200_000;
 
@@ -66,13 +99,14 @@ fn main() {
         let base = format!("http://{addr}/v1");
         let url = format!("{base}/chat/completions");
         let p = OpenAiCompatible::new("loopback", &base).expect("provider");
-        let req = CloudRequest { model: "m".into(), messages: vec![ChatMessage::user("hi")], max_tokens: None, temperature: None };
+        let sreq = request("m");
+        let req = sreq.request();
         let raw = reqwest::Client::new();
 
         // Warm-up, then SSE throughput through Tandem's decoder vs reqwest reading the bytes.
         let _ = raw.post(&url).body(r#"{"stream":true}"#).send().await.expect("warm").bytes().await;
         let t = Instant::now();
-        let mut s = p.stream(&req, "").await.expect("stream");
+        let mut s = p.stream(req, "").await.expect("stream");
         let mut n = 0usize;
         while let Some(ev) = s.next().await {
             ev.expect("event");
@@ -101,7 +135,7 @@ fn main() {
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for i in 0..1000 {
             let t = Instant::now();
-            p.complete(&req, "").await.expect("complete");
+            p.complete(req, "").await.expect("complete");
             let a = t.elapsed();
             let t = Instant::now();
             let v: serde_json::Value = raw.post(&url).json(&body).send().await.expect("raw").json().await.expect("json");
@@ -124,11 +158,12 @@ fn main() {
         // provider's 20,000-delta reply, ten times.
         let lb = tandem_core::cloud::loopback::Loopback::start("k").await.expect("loopback");
         let a = tandem_core::cloud::anthropic::Anthropic::new("loopback", &lb.base_url()).expect("provider");
-        let big = CloudRequest { model: "big".into(), ..req.clone() };
+        let sbig = request("big");
+        let big = sbig.request();
         let t = Instant::now();
         let mut n = 0usize;
         for _ in 0..10 {
-            let mut s = a.stream(&big, "k").await.expect("stream");
+            let mut s = a.stream(big, "k").await.expect("stream");
             while let Some(ev) = s.next().await {
                 ev.expect("event");
                 n += 1;

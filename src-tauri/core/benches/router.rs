@@ -40,10 +40,19 @@ fn main() {
     let scanner = Scanner::rules_only(&UserRules::default()).expect("scanner");
     let task = Task {
         prompt: text(4096, 0),
-        attachments: vec![Attachment { name: "notes.txt".into(), text: text(20 * 1024, 3), sensitive_source: false }],
+        attachments: vec![Attachment {
+            name: "notes.txt".into(),
+            text: text(20 * 1024, 3),
+            sensitive_source: false,
+        }],
         ..Task::default()
     };
-    let ctx = Context { local_class: LocalClass::Medium, cloud_available: true, cloud_unavailable_reason: None, force_cloud: false };
+    let ctx = Context {
+        local_class: LocalClass::Medium,
+        cloud_available: true,
+        cloud_unavailable_reason: None,
+        force_cloud: false,
+    };
     for _ in 0..20 {
         std::hint::black_box(router::plan(&scanner, &task, &ctx));
     }

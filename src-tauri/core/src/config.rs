@@ -12,12 +12,18 @@ pub const CONFIG_DIR_ENV: &str = "TANDEM_CONFIG_DIR";
 /// Environment variable that overrides the default local model by name.
 pub const MODEL_ENV: &str = "TANDEM_MODEL";
 
+/// Environment variable naming the settings file (default `<config dir>/tandem/config.toml`).
+pub const CONFIG_ENV: &str = "TANDEM_CONFIG";
+
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RawConfig {
     pub models_dir: Option<PathBuf>,
     pub model: Option<String>,
     pub threads: Option<usize>,
     pub dtype: Option<String>,
+    /// private, balanced or performance.
+    pub policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +34,7 @@ pub struct Settings {
     /// `None`: from the hardware recommendation.
     pub threads: Option<usize>,
     pub dtype: crate::local::ActivationDType,
+    pub policy: crate::router::Policy,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +43,10 @@ pub enum ConfigError {
     BadDType(String),
     #[error("threads must be at least 1")]
     BadThreads,
+    #[error("unknown policy {0:?} (expected private, balanced or performance)")]
+    BadPolicy(String),
+    #[error("cannot read the settings file {path}: {message}")]
+    File { path: String, message: String },
 }
 
 impl crate::ErrorCode for ConfigError {
@@ -43,12 +54,48 @@ impl crate::ErrorCode for ConfigError {
         match self {
             ConfigError::BadDType(_) => "config.bad_dtype",
             ConfigError::BadThreads => "config.bad_threads",
+            ConfigError::BadPolicy(_) => "config.bad_policy",
+            ConfigError::File { .. } => "config.file",
         }
     }
 }
 
 impl RawConfig {
-    /// Environment overrides on top of nothing (a config file arrives with later work).
+    /// The settings file (`TANDEM_CONFIG`, else `<config dir>/tandem/config.toml`; a missing
+    /// default file is no error), with environment variables on top.
+    pub fn load() -> Result<Self, ConfigError> {
+        let explicit = std::env::var_os(CONFIG_ENV)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        let path = explicit
+            .clone()
+            .unwrap_or_else(|| config_dir().join("config.toml"));
+        let file = match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str::<RawConfig>(&text).map_err(|e| ConfigError::File {
+                path: path.display().to_string(),
+                message: e.message().to_string(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
+                RawConfig::default()
+            }
+            Err(e) => {
+                return Err(ConfigError::File {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        let env = Self::from_env();
+        Ok(Self {
+            models_dir: env.models_dir.or(file.models_dir),
+            model: env.model.or(file.model),
+            threads: env.threads.or(file.threads),
+            dtype: env.dtype.or(file.dtype),
+            policy: env.policy.or(file.policy),
+        })
+    }
+
+    /// Environment variables only.
     pub fn from_env() -> Self {
         Self {
             models_dir: std::env::var_os(MODELS_DIR_ENV).map(PathBuf::from),
@@ -57,6 +104,9 @@ impl RawConfig {
                 .ok()
                 .and_then(|s| s.parse().ok()),
             dtype: std::env::var("TANDEM_DTYPE").ok(),
+            policy: std::env::var("TANDEM_POLICY")
+                .ok()
+                .filter(|s| !s.is_empty()),
         }
     }
 
@@ -75,11 +125,18 @@ impl RawConfig {
         if self.threads == Some(0) {
             return Err(ConfigError::BadThreads);
         }
+        let policy = match self.policy.as_deref() {
+            None => crate::router::Policy::default(),
+            Some(p) => p
+                .parse()
+                .map_err(|_| ConfigError::BadPolicy(p.to_string()))?,
+        };
         Ok(Settings {
             models_dir: self.models_dir.unwrap_or_else(default_models_dir),
             model: self.model,
             threads: self.threads,
             dtype,
+            policy,
         })
     }
 }

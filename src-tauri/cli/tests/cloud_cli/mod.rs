@@ -281,7 +281,17 @@ fn two_providers_from_the_cli_with_keys_in_the_secret_service() {
     // A streamed answer through each; the provider saw the address masked, the user sees it back.
     let question = "Please write to ada.lovelace@posteo.de about the meeting";
     for agent in ["lb-openai", "lb-anthropic"] {
-        let out = env.ok(&["ask", "--agent", agent, "--json", question], "");
+        let out = env.run(
+            &["ask", "--agent", agent, "--json", "--explain", question],
+            "",
+            &[],
+        );
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(
+            out.status.success() && err.contains("route: split (mask)"),
+            "{err}"
+        );
+        let out = String::from_utf8(out.stdout).unwrap();
         let last = out.lines().last().unwrap();
         let v: serde_json::Value = serde_json::from_str(last).unwrap();
         assert_eq!(v["provider"], agent);
@@ -295,25 +305,54 @@ fn two_providers_from_the_cli_with_keys_in_the_secret_service() {
     }
     assert_eq!(lb.received().len(), 2, "one request per answer");
 
-    // The best available agent for reasoning is the one on lb-anthropic (built-in agents have no key).
-    let out = env.ok(
+    // Public and too hard for the small local model: the cloud, on the best agent with a key
+    // for reasoning (built-in agents have no key here).
+    let out = env.run(
         &[
             "ask",
             "--cloud",
             "--needs",
             "reasoning",
             "--json",
+            "--explain",
             "hello there",
         ],
         "",
+        &[],
     );
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(err.contains("route: cloud"), "{err}");
     assert!(
-        out.lines()
+        stdout
+            .lines()
             .last()
             .unwrap()
             .contains("\"provider\":\"lb-anthropic\""),
-        "{out}"
+        "{stdout}"
     );
+    // A wholly private question stays on the device: the real local model answers.
+    let before = lb.received().len();
+    let out = env.run(
+        &[
+            "ask",
+            "--json",
+            "--explain",
+            "--max-tokens",
+            "8",
+            "I was diagnosed with HIV last week and I am scared.",
+        ],
+        "",
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && err.contains("route: local"),
+        "{err}"
+    );
+    assert_eq!(lb.received().len(), before, "nothing left the device");
 
     // A wrong key (from the opt-in environment variable) is named, never shown, and the local
     // model answers instead.
@@ -341,6 +380,11 @@ fn two_providers_from_the_cli_with_keys_in_the_secret_service() {
     let v: serde_json::Value = serde_json::from_str(ledger.trim()).unwrap();
     let entries = v["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 4, "{v}");
+    let text = env.ok(&["ledger"], "");
+    assert!(
+        text.contains("sent 4 request(s)") && text.contains("local runs"),
+        "{text}"
+    );
     assert!(entries
         .iter()
         .all(|e| !e["payload"].as_str().unwrap_or("").contains("posteo")));

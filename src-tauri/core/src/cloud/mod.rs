@@ -19,13 +19,29 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::local::{ChatMessage, Role};
 
-/// One chat request to a cloud model.
+/// One chat request to a cloud model. Only this crate builds one (`egress::Sanitizer`): hosts
+/// get it inside a `SanitizedRequest`, so no code outside the core can send unsanitized text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CloudRequest {
-    pub model: String,
-    pub messages: Vec<ChatMessage>,
-    pub max_tokens: Option<u32>,
-    pub temperature: Option<f64>,
+    pub(crate) model: String,
+    pub(crate) messages: Vec<ChatMessage>,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) temperature: Option<f64>,
+}
+
+impl CloudRequest {
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+    pub fn messages(&self) -> &[ChatMessage] {
+        &self.messages
+    }
+    pub fn max_tokens(&self) -> Option<u32> {
+        self.max_tokens
+    }
+    pub fn temperature(&self) -> Option<f64> {
+        self.temperature
+    }
 }
 
 /// A streamed reply: deltas, then one `Done` or one error.

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use tandem_core::cloud::agents::Agent;
 use tandem_core::cloud::anthropic::Anthropic;
 use tandem_core::cloud::loopback::Loopback;
 use tandem_core::cloud::openai::OpenAiCompatible;
-use tandem_core::cloud::{
-    self, ChatMessage, CloudError, CloudEvent, CloudProvider, CloudRequest, Role, Usage, Wire,
-};
+use tandem_core::cloud::{self, CloudError, CloudEvent, CloudProvider, Role, Usage, Wire};
+use tandem_core::egress::{Draft, SanitizedRequest, Sanitizer, Turn};
+use tandem_core::sensitivity::{Pseudonymizer, Scanner, UserRules};
 
 const KEY: &str = "sk-test-loopback-0123456789";
 const WIRES: [Wire; 2] = [Wire::Openai, Wire::Anthropic];
@@ -25,20 +26,48 @@ fn client(wire: Wire, lb: &Loopback) -> Arc<dyn CloudProvider> {
     cloud::connect(wire, "loopback", &lb.base_url()).unwrap()
 }
 
-pub(crate) fn request(model: &str) -> CloudRequest {
-    CloudRequest {
+/// Requests are built the only way hosts can: through the sanitizer.
+pub(crate) fn request(model: &str) -> SanitizedRequest {
+    sanitized(model, None, None, Some(16))
+}
+
+fn sanitized(
+    model: &str,
+    system: Option<&str>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+) -> SanitizedRequest {
+    let agent = Agent {
+        name: "loopback".into(),
+        provider: "loopback".into(),
         model: model.into(),
-        messages: vec![ChatMessage::user("hi")],
-        max_tokens: Some(16),
-        temperature: None,
-    }
+        role: String::new(),
+        capabilities: Default::default(),
+        price_in: 0.0,
+        price_out: 0.0,
+        context: 8192,
+        quality: 5,
+    };
+    let draft = Draft {
+        task: "test".into(),
+        agent,
+        system: system.map(String::from),
+        turns: vec![Turn::new(Role::User, "hi")],
+        max_tokens,
+        temperature,
+        reasons: vec![],
+    };
+    let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).unwrap());
+    Sanitizer::new(scanner)
+        .sanitize(draft, &mut Pseudonymizer::new())
+        .unwrap()
 }
 
 async fn collect(
     p: &dyn CloudProvider,
     model: &str,
 ) -> (String, Vec<Result<CloudEvent, CloudError>>) {
-    let mut s = p.stream(&request(model), KEY).await.unwrap();
+    let mut s = p.stream(request(model).request(), KEY).await.unwrap();
     let mut text = String::new();
     let mut tail = Vec::new();
     while let Some(ev) = s.next().await {
@@ -110,19 +139,8 @@ async fn streams_what_real_providers_send() {
 async fn anthropic_requests_carry_the_system_prompt_and_max_tokens() {
     let lb = server().await;
     let p = client(Wire::Anthropic, &lb);
-    let req = CloudRequest {
-        model: "normal".into(),
-        messages: vec![
-            ChatMessage {
-                role: Role::System,
-                content: "be brief".into(),
-            },
-            ChatMessage::user("hi"),
-        ],
-        max_tokens: None,
-        temperature: Some(0.2),
-    };
-    p.complete(&req, KEY).await.unwrap();
+    let req = sanitized("normal", Some("be brief"), Some(0.2), None);
+    p.complete(req.request(), KEY).await.unwrap();
     let body = &lb.received()[0];
     assert_eq!(body["system"], "be brief");
     assert_eq!(body["messages"].as_array().unwrap().len(), 1);
@@ -156,7 +174,7 @@ async fn failures_are_typed_and_never_show_the_key() {
     for wire in WIRES {
         let p = client(wire, &lb);
         let err = p
-            .stream(&request("normal"), "sk-wrong-key")
+            .stream(request("normal").request(), "sk-wrong-key")
             .await
             .err()
             .unwrap();
@@ -170,20 +188,31 @@ async fn failures_are_typed_and_never_show_the_key() {
         assert!(err.to_string().contains("key rejected by loopback"));
         assert!(!err.to_string().contains("sk-wrong-key"));
         assert_eq!(
-            p.stream(&request("limited"), KEY).await.err().unwrap(),
+            p.stream(request("limited").request(), KEY)
+                .await
+                .err()
+                .unwrap(),
             CloudError::RateLimited {
                 provider: "loopback".into(),
                 retry_after: Some(Duration::from_secs(7))
             }
         );
         assert_eq!(
-            p.stream(&request("broken"), KEY).await.err().unwrap(),
+            p.stream(request("broken").request(), KEY)
+                .await
+                .err()
+                .unwrap(),
             CloudError::Server {
                 provider: "loopback".into(),
                 status: 503
             }
         );
-        match p.stream(&request("nope"), KEY).await.err().unwrap() {
+        match p
+            .stream(request("nope").request(), KEY)
+            .await
+            .err()
+            .unwrap()
+        {
             CloudError::BadRequest {
                 status: 404,
                 message,
@@ -194,7 +223,10 @@ async fn failures_are_typed_and_never_show_the_key() {
         // Nothing listening: a connection error, quickly.
         let dead = cloud::connect(wire, "nowhere", "http://127.0.0.1:9/v1").unwrap();
         assert!(matches!(
-            dead.stream(&request("normal"), KEY).await.err().unwrap(),
+            dead.stream(request("normal").request(), KEY)
+                .await
+                .err()
+                .unwrap(),
             CloudError::Connect { .. }
         ));
         assert!(matches!(
@@ -204,7 +236,7 @@ async fn failures_are_typed_and_never_show_the_key() {
     }
     assert_eq!(
         client(Wire::Openai, &lb)
-            .stream(&request("overloaded"), KEY)
+            .stream(request("overloaded").request(), KEY)
             .await
             .err()
             .unwrap(),
@@ -220,7 +252,7 @@ async fn non_streaming_replies_are_read_whole() {
     let lb = server().await;
     for wire in WIRES {
         let c = client(wire, &lb)
-            .complete(&request("normal"), KEY)
+            .complete(request("normal").request(), KEY)
             .await
             .unwrap();
         assert_eq!(c.text, "Hello, world");
@@ -233,7 +265,9 @@ async fn non_streaming_replies_are_read_whole() {
             })
         );
         assert!(matches!(
-            client(wire, &lb).complete(&request("nope"), KEY).await,
+            client(wire, &lb)
+                .complete(request("nope").request(), KEY)
+                .await,
             Err(CloudError::BadRequest { status: 404, .. })
         ));
     }
@@ -336,7 +370,7 @@ mod reliability {
     }
 
     async fn text_of(r: &Reliable, model: &str) -> Result<String, CloudError> {
-        let mut s = r.stream(&request(model), KEY).await?;
+        let mut s = r.stream(request(model).request(), KEY).await?;
         let mut text = String::new();
         while let Some(ev) = s.next().await {
             if let CloudEvent::Delta { text: t } = ev? {
@@ -391,7 +425,7 @@ mod reliability {
             })
         ));
         // Part of the reply arrived, then silence: an idle timeout, and no silent re-send.
-        let mut s = r.stream(&request("stall"), KEY).await.unwrap();
+        let mut s = r.stream(request("stall").request(), KEY).await.unwrap();
         assert_eq!(
             s.next().await.unwrap().unwrap(),
             CloudEvent::Delta {
@@ -417,14 +451,15 @@ mod reliability {
             ..quick()
         };
         let r = Reliable::new(provider(&url), one);
-        let mut s = r.stream(&request("stall"), KEY).await.unwrap();
+        let mut s = r.stream(request("stall").request(), KEY).await.unwrap();
         assert!(s.next().await.unwrap().is_ok());
         // The only slot is taken: a second request waits.
-        assert!(
-            tokio::time::timeout(Duration::from_millis(200), r.stream(&request("flaky"), KEY))
-                .await
-                .is_err()
-        );
+        assert!(tokio::time::timeout(
+            Duration::from_millis(200),
+            r.stream(request("flaky").request(), KEY)
+        )
+        .await
+        .is_err());
         drop(s);
         assert_eq!(text_of(&r, "limited-once").await.unwrap(), "fine");
         assert_eq!(hits.lock().unwrap()["stall"], 1);
