@@ -22,8 +22,16 @@ use crate::network::{NetState, NetworkStatus};
 use crate::secrets::Keys;
 use crate::sensitivity::{Provenance, Pseudonymizer, StreamRestore};
 
-/// Energy assumptions for the accounting (documented in the README).
-/// Package power per busy core of a laptop/desktop CPU.
+/// The CPU package energy counter (Intel/AMD RAPL through powercap), when this user can read
+/// it: microjoules since an arbitrary start.
+fn rapl_uj() -> Option<u64> {
+    std::fs::read_to_string("/sys/class/powercap/intel-rapl:0/energy_uj")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Energy assumptions for the accounting (documented in the README), used when RAPL is not
+/// readable. Package power per busy core of a laptop/desktop CPU.
 pub const WATTS_PER_CORE: f64 = 7.5;
 /// Joules per generated or read token in a data centre for a frontier model (published
 /// estimates span roughly 0.3-4 J; 2 J is the middle of that range).
@@ -298,6 +306,7 @@ impl Orchestrator {
             temperature: opts.temperature,
         };
         let started = Instant::now();
+        let energy_start = rapl_uj();
         let mut stream = local.generate(req)?;
         while let Some(ev) = stream.next().await {
             match ev? {
@@ -312,7 +321,12 @@ impl Orchestrator {
                         .cpu_ms
                         .unwrap_or(started.elapsed().as_secs_f64() * 1000.0)
                         / 1000.0;
-                    summary.energy_local_j += cpu_s * WATTS_PER_CORE;
+                    // Measured package energy when readable (it includes other processes'
+                    // share of the package during the run), else CPU time × per-core power.
+                    summary.energy_local_j += match (energy_start, rapl_uj()) {
+                        (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1e6,
+                        _ => cpu_s * WATTS_PER_CORE,
+                    };
                     if let Some(l) = self.egress.ledger() {
                         let run = LocalRun {
                             task: opts.task_id.clone(),
