@@ -87,7 +87,9 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     let scanner = scanner(settings).await?;
     let catalog = Catalog::load().map_err(coded)?;
     let keys = tokio::task::spawn_blocking(Keys::os).await?;
-    let ledger = Ledger::open(&ledger_path()).map_err(coded)?;
+    let ledger = tokio::task::spawn_blocking(|| Ledger::open(&ledger_path()))
+        .await?
+        .map_err(coded)?;
     let egress = Arc::new(Egress::new(scanner.clone(), Some(ledger)));
     let local: Option<Arc<dyn LocalEngine>> =
         match local::load_configured(settings, tandem_core::events::EventBus::new()).await {
@@ -240,18 +242,19 @@ fn route_line(
             let agent = catalog.pick(&Needs::default(), |_| true).ok()?.clone();
             let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
             for a in &task.attachments {
-                parts.push((
-                    format!("\n\nAttached document \"{}\":\n", a.name),
-                    Provenance::Content,
-                ));
-                parts.push((
-                    a.text.clone(),
-                    if a.sensitive_source {
-                        Provenance::SensitiveSource
-                    } else {
-                        Provenance::Content
-                    },
-                ));
+                // As `run` sends it: a sensitive-folder file is announced, never named or shown.
+                if a.sensitive_source {
+                    parts.push((
+                        "\n\n[An attached document is private and stays on the device.]".into(),
+                        Provenance::Content,
+                    ));
+                } else {
+                    parts.push((
+                        format!("\n\nAttached document \"{}\":\n", a.name),
+                        Provenance::Content,
+                    ));
+                    parts.push((a.text.clone(), Provenance::Content));
+                }
             }
             let draft = Draft {
                 task: String::new(),
@@ -304,7 +307,10 @@ pub async fn route_jsonl(settings: &Settings, class: LocalClass, policy: Policy)
 
 pub async fn ledger_cmd(json_out: bool, limit: usize) -> Result<()> {
     let path = ledger_path();
-    let ledger = Ledger::open(&path).map_err(coded)?;
+    let p = path.clone();
+    let ledger = tokio::task::spawn_blocking(move || Ledger::open(&p))
+        .await?
+        .map_err(coded)?;
     let entries = ledger.list(limit).await.map_err(coded)?;
     let totals = ledger.totals(None).await.map_err(coded)?;
     if json_out {

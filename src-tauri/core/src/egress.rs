@@ -197,8 +197,16 @@ impl Sanitizer {
 
 /// The last-line check over a sanitized payload: the reason to block, if any.
 pub fn last_line_check(scanner: &Scanner, req: &SanitizedRequest) -> Option<String> {
-    for m in &req.request.messages {
-        let report = scanner.scan_with(&m.content, Provenance::Content);
+    // Each message, then all of them together (a keyword in one turn, the value in the next).
+    let joined = req.text();
+    let texts = req
+        .request
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .chain(std::iter::once(joined.as_str()));
+    for text in texts {
+        let report = scanner.scan_with(text, Provenance::Content);
         if report.verdict != Verdict::Public {
             let what: Vec<&str> = report
                 .spans
@@ -289,12 +297,23 @@ impl Egress {
             Some(l) => Some(l.sent(outbound).await?),
             None => None,
         };
+        // The switch may have been thrown while scanning and recording.
+        if self.paused() {
+            if let (Some(l), Some(id)) = (&self.ledger, id) {
+                let _ = l
+                    .finish(id, None, None, None, Some("not sent: cloud paused".into()))
+                    .await;
+            }
+            return Err(EgressError::Paused);
+        }
         let stream = match provider.stream(&req.request, key).await {
             Ok(s) => s,
             Err(e) => {
                 if let (Some(l), Some(id)) = (&self.ledger, id) {
-                    l.finish(id, None, None, None, Some(e.code_string()))
-                        .await?;
+                    // The cloud error is what the caller needs; a ledger failure is only logged.
+                    if let Err(le) = l.finish(id, None, None, None, Some(e.code_string())).await {
+                        tracing::warn!(error = %le, "could not complete a ledger record");
+                    }
                 }
                 return Err(e.into());
             }

@@ -399,7 +399,8 @@ fn insert(
             o.provider,
             o.model,
             o.payload.len() as i64,
-            sha256_hex(&o.payload),
+            // A blocked payload's hash could confirm a guessed secret offline: none is kept.
+            if blocked { String::new() } else { sha256_hex(&o.payload) },
             (!blocked).then_some(&o.payload),
             reasons,
             block_reason,

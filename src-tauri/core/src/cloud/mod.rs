@@ -116,12 +116,23 @@ pub(crate) fn base_url(base_url: &str) -> Result<url::Url, CloudError> {
     };
     let url = url::Url::parse(&with_slash)
         .map_err(|e| CloudError::Config(format!("bad base URL {base_url:?}: {e}")))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(CloudError::Config(format!(
-            "bad base URL {base_url:?}: only http and https are supported"
-        )));
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(url),
+        // Plain HTTP would show the payload and key to the network: only on this machine.
+        "http" if loopback => Ok(url),
+        "http" => Err(CloudError::Config(format!(
+            "bad base URL {base_url:?}: plain http is only allowed for servers on this machine (127.0.0.1, localhost); use https"
+        ))),
+        _ => Err(CloudError::Config(format!(
+            "bad base URL {base_url:?}: only https (or http on this machine) is supported"
+        ))),
     }
-    Ok(url)
 }
 
 /// One HTTP client setup for every provider: a connect timeout here, first-byte and idle
@@ -129,6 +140,9 @@ pub(crate) fn base_url(base_url: &str) -> Result<url::Url, CloudError> {
 pub(crate) fn http_client() -> Result<reqwest::Client, CloudError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
+        // A redirect would re-send the payload (and a key header) to a host the ledger never
+        // names: providers do not redirect API calls, so none is followed.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| CloudError::Config(e.to_string()))
 }

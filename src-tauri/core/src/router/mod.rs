@@ -9,7 +9,7 @@ pub mod run;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cloud::{ChatMessage, Role};
+use crate::cloud::ChatMessage;
 use crate::sensitivity::{self, Provenance, Scanner, Verdict};
 pub use complexity::LocalClass;
 
@@ -181,7 +181,8 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             ));
         }
     }
-    for m in task.history.iter().filter(|m| m.role == Role::User) {
+    // Every earlier turn: past answers were restored on the device and hold the originals.
+    for m in &task.history {
         let (mm, l, _, _) = classify(
             scanner,
             "history",

@@ -111,9 +111,10 @@ pub struct Orchestrator {
     reliables: Mutex<HashMap<String, Arc<Reliable>>>,
 }
 
-fn send(tx: &mpsc::Sender<RunEvent>, ev: RunEvent) {
-    // A host that stopped listening does not stop the task.
-    let _ = tx.try_send(ev);
+/// Waits for room (a slow reader slows the task, never loses text); a host that stopped
+/// listening does not stop the task.
+async fn send(tx: &mpsc::Sender<RunEvent>, ev: RunEvent) {
+    let _ = tx.send(ev).await;
 }
 
 impl Orchestrator {
@@ -232,14 +233,15 @@ impl Orchestrator {
         })
         .await
         .map_err(|e| RunError::Internal(e.to_string()))?;
-        send(&tx, RunEvent::Plan { plan: plan.clone() });
+        send(&tx, RunEvent::Plan { plan: plan.clone() }).await;
         if let (Some(a), Err(why)) = (&opts.agent, &choice) {
             send(
                 &tx,
                 RunEvent::Notice {
                     text: format!("cannot ask {a}: {why}; answering with the local model"),
                 },
-            );
+            )
+            .await;
         }
         let mut summary = Summary {
             route: Some(plan.route),
@@ -259,7 +261,8 @@ impl Orchestrator {
                         RunEvent::Notice {
                             text: format!("{why}; answering with the local model"),
                         },
-                    );
+                    )
+                    .await;
                     summary.fell_back = true;
                     if !summary.text.is_empty() {
                         summary.text.push_str("\n\n");
@@ -268,7 +271,8 @@ impl Orchestrator {
                             RunEvent::Text {
                                 text: "\n\n".into(),
                             },
-                        );
+                        )
+                        .await;
                     }
                     self.run_local(&task, &opts, &tx, &mut summary).await?;
                 }
@@ -293,7 +297,8 @@ impl Orchestrator {
                 step: "answer".into(),
                 place: "local".into(),
             },
-        );
+        )
+        .await;
         let mut prompt = task.prompt.clone();
         for a in &task.attachments {
             prompt.push_str(&attachment_block(a, &a.text));
@@ -312,7 +317,7 @@ impl Orchestrator {
             match ev? {
                 StreamEvent::Token { text } => {
                     summary.text.push_str(&text);
-                    send(tx, RunEvent::Text { text });
+                    send(tx, RunEvent::Text { text }).await;
                 }
                 StreamEvent::Done { metrics } => {
                     let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
@@ -361,7 +366,8 @@ impl Orchestrator {
                 step: format!("read {name}"),
                 place: "local".into(),
             },
-        );
+        )
+        .await;
         let messages = vec![
             ChatMessage { role: Role::System, content: "You read a private document for a task. Write a short, general abstract that helps with the task. Do not copy names, numbers, identifiers, addresses, or health, financial or legal details.".into() },
             ChatMessage::user(format!("Task: {}\n\nDocument:\n{}", task.prompt, text)),
@@ -400,11 +406,9 @@ impl Orchestrator {
                 .iter()
                 .any(|f| f.source == a.name && f.class == crate::sensitivity::Verdict::LocalOnly);
             if a.sensitive_source {
+                // Not even its name leaves: names of private files say a lot.
                 parts.push((
-                    format!(
-                        "\n\n[Attached document \"{}\" is private and stays on the device.]",
-                        a.name
-                    ),
+                    "\n\n[An attached document is private and stays on the device.]".into(),
                     Provenance::Content,
                 ));
             } else {
@@ -414,8 +418,28 @@ impl Orchestrator {
                 ));
                 parts.push((a.text.clone(), prov));
             }
-            if plan.strategy == Some(Strategy::LocalExtract) && (has_local || a.sensitive_source) {
-                if let Some(abs) = self.abstract_of(task, &a.name, &a.text, tx).await {
+            // Abstracts only of documents whose private passages the scanner found; a file from
+            // a sensitive folder is private whatever it says, so nothing derived from it leaves.
+            if plan.strategy == Some(Strategy::LocalExtract) && has_local && !a.sensitive_source {
+                let Some(abs) = self.abstract_of(task, &a.name, &a.text, tx).await else {
+                    continue;
+                };
+                // Small models copy: an abstract that repeats four words in a row of the
+                // document is not an abstract.
+                if copies(&abs, &a.text) {
+                    send(
+                        tx,
+                        RunEvent::Notice {
+                            text: format!(
+                                "the local abstract of {} repeated the document; it stays local",
+                                a.name
+                            ),
+                        },
+                    )
+                    .await;
+                    continue;
+                }
+                {
                     parts.push((
                         format!("\n\nAbstract of \"{}\" written on the device:\n", a.name),
                         Provenance::Content,
@@ -462,7 +486,8 @@ impl Orchestrator {
                 step: format!("ask {}", agent.name),
                 place: "cloud".into(),
             },
-        );
+        )
+        .await;
         let provider = self.reliable(&agent.provider).map_err(|e| e.to_string())?;
         let mut stream = match self.egress.send(req, &provider, key).await {
             Ok(s) => s,
@@ -478,13 +503,13 @@ impl Orchestrator {
                     let shown = restore.push(&mut pz, &text);
                     if !shown.is_empty() {
                         summary.text.push_str(&shown);
-                        send(tx, RunEvent::Text { text: shown });
+                        send(tx, RunEvent::Text { text: shown }).await;
                     }
                 }
                 Ok(CloudEvent::Done { usage, .. }) => {
                     let shown = restore.finish(&mut pz);
                     summary.text.push_str(&shown);
-                    send(tx, RunEvent::Text { text: shown });
+                    send(tx, RunEvent::Text { text: shown }).await;
                     let (tin, tout) = usage
                         .map(|u| (u.prompt_tokens, u.completion_tokens))
                         .unwrap_or((sent_tokens, 0));
@@ -500,13 +525,15 @@ impl Orchestrator {
                                     restore.unknown.join(", ")
                                 ),
                             },
-                        );
+                        )
+                        .await;
                     }
                     return Ok(());
                 }
                 Err(e) => {
                     let shown = restore.finish(&mut pz);
                     summary.text.push_str(&shown);
+                    send(tx, RunEvent::Text { text: shown }).await;
                     return Err(format!("{} failed: {e}", agent.name));
                 }
             }
@@ -515,6 +542,35 @@ impl Orchestrator {
     }
 }
 
+/// Whether `derived` repeats a run of four words of `source` (case-insensitive).
+fn copies(derived: &str, source: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let src = words(source);
+    let grams: std::collections::HashSet<&[String]> = src.windows(4).collect();
+    words(derived).windows(4).any(|w| grams.contains(w))
+}
+
 fn summary_chars(task: &Task) -> usize {
     task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_abstract_that_copies_four_words_is_refused() {
+        let doc = "I was diagnosed with asthma in May and the inhaler helps.";
+        assert!(super::copies(
+            "The author was diagnosed with asthma, it says.",
+            doc
+        ));
+        assert!(!super::copies(
+            "A health condition is mentioned; treatment helps.",
+            doc
+        ));
+    }
 }

@@ -233,6 +233,12 @@ async fn failures_are_typed_and_never_show_the_key() {
             cloud::connect(wire, "bad", "not a url"),
             Err(CloudError::Config(_))
         ));
+        // Plain http leaves this machine only over TLS: refused for other hosts.
+        assert!(matches!(
+            cloud::connect(wire, "lan", "http://192.168.1.20:8000/v1"),
+            Err(CloudError::Config(_))
+        ));
+        assert!(cloud::connect(wire, "local", "http://localhost:11434/v1").is_ok());
     }
     assert_eq!(
         client(Wire::Openai, &lb)

@@ -192,6 +192,17 @@ fn plans_follow_privacy_then_capability() {
     let p = router::plan(&s, &task("Write a Rust function", None), &off);
     assert_eq!(p.route, Route::Local);
     assert!(p.reasons[0].contains("offline"), "{p:?}");
+    // Policy private also covers earlier answers, which were restored on the device.
+    let mut t = task("Write a Rust function that parses dates", None);
+    t.policy = Policy::Private;
+    t.history = vec![ChatMessage {
+        role: Role::Assistant,
+        content: "I wrote to jane.doe@posteo.de for you.".into(),
+    }];
+    assert_eq!(
+        router::plan(&s, &t, &ctx(LocalClass::Small)).route,
+        Route::Local
+    );
     // A question that is wholly private stays local.
     let p = router::plan(
         &s,
