@@ -242,7 +242,7 @@ impl Ledger {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("tandem-ledger".into())
-            .spawn(move || actor(conn, clock, rx))
+            .spawn(move || actor(conn, clock, retention, rx))
             .map_err(|e| LedgerError::Db(format!("cannot start the ledger thread: {e}")))?;
         Ok(Self {
             tx,
@@ -318,8 +318,21 @@ fn prune(conn: &Connection, clock: &dyn Clock, r: &Retention) -> Result<(), Ledg
     Ok(())
 }
 
-fn actor(conn: Connection, clock: Box<dyn Clock>, rx: mpsc::Receiver<Cmd>) {
+/// Records between two prunings while the ledger stays open (a long-running app).
+const PRUNE_EVERY: u32 = 1000;
+
+fn actor(conn: Connection, clock: Box<dyn Clock>, retention: Retention, rx: mpsc::Receiver<Cmd>) {
+    let mut since_prune = 0u32;
     for cmd in rx {
+        if matches!(cmd, Cmd::Sent(..) | Cmd::Blocked(..) | Cmd::Local(..)) {
+            since_prune += 1;
+            if since_prune >= PRUNE_EVERY {
+                since_prune = 0;
+                if let Err(e) = prune(&conn, clock.as_ref(), &retention) {
+                    tracing::warn!(error = %e, "could not prune the ledger");
+                }
+            }
+        }
         match cmd {
             Cmd::Sent(o, r) => {
                 let _ = r.send(insert(&conn, clock.now_ms(), &o, Status::Sent, None));
