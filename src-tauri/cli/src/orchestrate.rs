@@ -84,6 +84,8 @@ pub struct AskArgs {
 }
 
 pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
+    // Bad input fails before anything slow starts.
+    let attachments = read_attachments(&a.attach)?;
     let scanner = scanner(settings).await?;
     let catalog = Catalog::load().map_err(coded)?;
     let keys = tokio::task::spawn_blocking(Keys::os).await?;
@@ -113,7 +115,7 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     ));
     let task = Task {
         prompt: a.prompt,
-        attachments: read_attachments(&a.attach)?,
+        attachments,
         history: Vec::new(),
         policy: a.policy,
     };
