@@ -244,19 +244,7 @@ fn route_line(
             let agent = catalog.pick(&Needs::default(), |_| true).ok()?.clone();
             let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
             for a in &task.attachments {
-                // As `run` sends it: a sensitive-folder file is announced, never named or shown.
-                if a.sensitive_source {
-                    parts.push((
-                        "\n\n[An attached document is private and stays on the device.]".into(),
-                        Provenance::Content,
-                    ));
-                } else {
-                    parts.push((
-                        format!("\n\nAttached document \"{}\":\n", a.name),
-                        Provenance::Content,
-                    ));
-                    parts.push((a.text.clone(), Provenance::Content));
-                }
+                parts.extend(router::attachment_parts(a));
             }
             let draft = Draft {
                 task: String::new(),

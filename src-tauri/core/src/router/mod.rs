@@ -114,6 +114,26 @@ pub(crate) fn attachment_block(a: &Attachment, text: &str) -> String {
     format!("\n\nAttached document \"{}\":\n{}", a.name, text)
 }
 
+/// How one attachment appears in the user's turn to the cloud (before sanitizing): a file from
+/// a sensitive folder is announced, never named or shown (names of private files say a lot);
+/// any other file under its name.
+pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
+    if a.sensitive_source {
+        vec![(
+            "\n\n[An attached document is private and stays on the device.]".into(),
+            Provenance::Content,
+        )]
+    } else {
+        vec![
+            (
+                format!("\n\nAttached document \"{}\":\n", a.name),
+                Provenance::Content,
+            ),
+            (a.text.clone(), Provenance::Content),
+        ]
+    }
+}
+
 fn classify(
     scanner: &Scanner,
     source: &str,

@@ -396,28 +396,11 @@ impl Orchestrator {
         // model wrote of the private ones. The sanitizer sees every part.
         let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
         for a in &task.attachments {
-            let prov = if a.sensitive_source {
-                Provenance::SensitiveSource
-            } else {
-                Provenance::Content
-            };
             let has_local = plan
                 .fragments
                 .iter()
                 .any(|f| f.source == a.name && f.class == crate::sensitivity::Verdict::LocalOnly);
-            if a.sensitive_source {
-                // Not even its name leaves: names of private files say a lot.
-                parts.push((
-                    "\n\n[An attached document is private and stays on the device.]".into(),
-                    Provenance::Content,
-                ));
-            } else {
-                parts.push((
-                    format!("\n\nAttached document \"{}\":\n", a.name),
-                    Provenance::Content,
-                ));
-                parts.push((a.text.clone(), prov));
-            }
+            parts.extend(super::attachment_parts(a));
             // Abstracts only of documents whose private passages the scanner found; a file from
             // a sensitive folder is private whatever it says, so nothing derived from it leaves.
             if plan.strategy == Some(Strategy::LocalExtract) && has_local && !a.sensitive_source {
