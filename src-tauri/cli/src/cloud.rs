@@ -250,16 +250,10 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
                     .map(|c| c.parse::<Capability>())
                     .collect::<Result<_, _>>()
                     .map_err(coded)?;
+                let agent_name = agent.unwrap_or_else(|| name.clone());
                 let agent = Agent {
-                    name: agent.unwrap_or_else(|| name.clone()),
-                    provider: name.clone(),
-                    model,
-                    role: String::new(),
                     capabilities,
-                    price_in: 0.0,
-                    price_out: 0.0,
-                    context: 128_000,
-                    quality: 5,
+                    ..Agent::new(&agent_name, &name, &model)
                 };
                 eprintln!("agent {} → {} on {name}", agent.name, agent.model);
                 file.upsert_agent(agent);

@@ -124,8 +124,13 @@ fn models_path_points_at_the_converted_default() {
 }
 
 fn run_with_stdin(args: &[&str], input: &str) -> std::process::Output {
+    run_with_stdin_env(args, input, &[])
+}
+
+fn run_with_stdin_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> std::process::Output {
     use std::io::Write;
     let mut child = tandem()
+        .envs(env.iter().copied())
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -243,24 +248,9 @@ fn route_jsonl_keeps_its_contract() {
         "\n",
     );
     let run = |extra: &[(&str, &str)], args: &[&str]| {
-        use std::io::Write;
-        let mut c = tandem();
-        c.env("TANDEM_NER", "off")
-            .envs(extra.iter().copied())
-            .args(["route", "--jsonl"])
-            .args(args);
-        let mut child = c
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let mut env = vec![("TANDEM_NER", "off")];
+        env.extend_from_slice(extra);
+        let out = run_with_stdin_env(&[&["route", "--jsonl"][..], args].concat(), input, &env);
         assert!(out.status.success());
         String::from_utf8(out.stdout)
             .unwrap()

@@ -21,17 +21,7 @@ use tandem_core::sensitivity::{Pseudonymizer, Scanner, UserRules};
 
 /// A request built the only way hosts can: through the sanitizer.
 fn request(model: &str) -> SanitizedRequest {
-    let agent = Agent {
-        name: "loopback".into(),
-        provider: "loopback".into(),
-        model: model.into(),
-        role: String::new(),
-        capabilities: Default::default(),
-        price_in: 0.0,
-        price_out: 0.0,
-        context: 8192,
-        quality: 5,
-    };
+    let agent = Agent::new("loopback", "loopback", model);
     let draft = Draft {
         task: "bench".into(),
         agent,

@@ -93,6 +93,22 @@ fn default_quality() -> u8 {
 }
 
 impl Agent {
+    /// An agent with no role, capabilities or price, a 128k context and middle quality: what
+    /// `tandem cloud add --model` creates before the user fills in more.
+    pub fn new(name: &str, provider: &str, model: &str) -> Self {
+        Self {
+            name: name.into(),
+            provider: provider.into(),
+            model: model.into(),
+            role: String::new(),
+            capabilities: BTreeSet::new(),
+            price_in: 0.0,
+            price_out: 0.0,
+            context: 128_000,
+            quality: default_quality(),
+        }
+    }
+
     /// Estimated USD for a request of this size.
     pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
         (input_tokens as f64 * self.price_in + output_tokens as f64 * self.price_out) / 1e6

@@ -37,17 +37,7 @@ fn sanitized(
     temperature: Option<f64>,
     max_tokens: Option<u32>,
 ) -> SanitizedRequest {
-    let agent = Agent {
-        name: "loopback".into(),
-        provider: "loopback".into(),
-        model: model.into(),
-        role: String::new(),
-        capabilities: Default::default(),
-        price_in: 0.0,
-        price_out: 0.0,
-        context: 8192,
-        quality: 5,
-    };
+    let agent = Agent::new("loopback", "loopback", model);
     let draft = Draft {
         task: "test".into(),
         agent,

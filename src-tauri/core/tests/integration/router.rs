@@ -2,7 +2,6 @@
 //! loopback provider on 127.0.0.1 recording every byte it receives, and local engines (the echo
 //! engine, which repeats what it reads: the worst case for leaks).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,15 +28,9 @@ fn scanner() -> Arc<Scanner> {
 
 fn agent(model: &str) -> Agent {
     Agent {
-        name: "lb".into(),
-        provider: "lb".into(),
-        model: model.into(),
-        role: String::new(),
-        capabilities: BTreeSet::new(),
         price_in: 1.0,
         price_out: 2.0,
-        context: 128_000,
-        quality: 5,
+        ..Agent::new("lb", "lb", model)
     }
 }
 
