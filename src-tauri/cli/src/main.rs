@@ -4,6 +4,7 @@
 mod cloud;
 mod orchestrate;
 mod scan;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -111,6 +112,25 @@ enum Command {
         /// Default: the settings file's `policy`, else balanced.
         #[arg(long)]
         policy: Option<String>,
+    },
+    /// Serve the OpenAI-compatible gateway on 127.0.0.1 (POST /v1/chat/completions, GET
+    /// /v1/models, POST /v1/tandem/query). Clients send `Authorization: Bearer <token>`: the
+    /// token is made at first start, printed once and kept in the OS keychain;
+    /// TANDEM_GATEWAY_TOKEN overrides it.
+    Serve {
+        /// Port on 127.0.0.1 (0 picks a free one; the address is printed).
+        #[arg(long, default_value_t = tandem_core::gateway::DEFAULT_PORT)]
+        port: u16,
+        /// Replace the stored token with a new one (printed once).
+        #[arg(long)]
+        rotate_token: bool,
+        /// Policy for tandem-auto and agent names: private, balanced or performance (default:
+        /// the settings file's `policy`, else balanced).
+        #[arg(long)]
+        policy: Option<String>,
+        /// Model name from the manifest (default: the manifest's default).
+        #[arg(long)]
+        model: Option<String>,
     },
     /// What left this device: every request sent or blocked, and local runs (totals).
     Ledger {
@@ -271,6 +291,20 @@ async fn run(cli: Cli) -> Result<()> {
                 None => settings.policy,
             };
             orchestrate::route_jsonl(&settings, class, policy).await
+        }
+        Command::Serve {
+            port,
+            rotate_token,
+            policy,
+            model,
+        } => {
+            let policy = match policy {
+                Some(p) => p.parse().map_err(anyhow::Error::msg)?,
+                None => settings.policy,
+            };
+            let mut settings = settings;
+            settings.model = model.or(settings.model);
+            serve::serve(&settings, port, rotate_token, policy).await
         }
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
         Command::Ask {

@@ -83,9 +83,9 @@ pub struct AskArgs {
     pub temperature: Option<f64>,
 }
 
-pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
-    // Bad input fails before anything slow starts.
-    let attachments = read_attachments(&a.attach)?;
+/// The orchestrator every routed command uses: the scanner, the catalog, the OS keychain, the
+/// ledger file and the configured local model (cloud only, with a notice, when it cannot load).
+pub async fn orchestrator(settings: &Settings) -> Result<(Arc<Orchestrator>, Catalog)> {
     let scanner = scanner(settings).await?;
     let catalog = Catalog::load().map_err(coded)?;
     let keys = tokio::task::spawn_blocking(Keys::os).await?;
@@ -113,6 +113,13 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
         keys,
         class,
     ));
+    Ok((orch, catalog))
+}
+
+pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
+    // Bad input fails before anything slow starts.
+    let attachments = read_attachments(&a.attach)?;
+    let (orch, catalog) = orchestrator(settings).await?;
     let task = Task {
         prompt: a.prompt,
         attachments,

@@ -21,6 +21,7 @@ use crate::local::{GenerateRequest, LocalEngine, StreamEvent};
 use crate::network::{NetState, NetworkStatus};
 use crate::secrets::Keys;
 use crate::sensitivity::{Provenance, Pseudonymizer, StreamRestore};
+use crate::ErrorCode;
 
 /// The CPU package energy counter (Intel/AMD RAPL through powercap), when this user can read
 /// it: microjoules since an arbitrary start.
@@ -53,6 +54,9 @@ pub struct Summary {
     pub agent: Option<String>,
     pub cloud_tokens: u64,
     pub local_tokens: u64,
+    /// Tokens read and written by the model(s) that answered (usage for API hosts).
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
     pub cost_usd: f64,
     /// What sending the whole task to the same agent would have cost.
     pub all_cloud_cost_usd: f64,
@@ -72,6 +76,9 @@ pub enum RunError {
     Local(#[from] crate::local::LocalError),
     #[error(transparent)]
     Cloud(#[from] crate::cloud::CloudError),
+    /// The cloud step failed and no local model could take over.
+    #[error("{message}")]
+    CloudFailed { code: &'static str, message: String },
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -82,6 +89,7 @@ impl crate::ErrorCode for RunError {
             RunError::NoLocal(_) => "router.no_local",
             RunError::Local(e) => e.code(),
             RunError::Cloud(e) => e.code(),
+            RunError::CloudFailed { code, .. } => code,
             RunError::Internal(_) => "router.internal",
         }
     }
@@ -256,10 +264,18 @@ impl Orchestrator {
                     .run_cloud(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
                     .await
                 {
+                    // Without a local model there is nothing to fall back to: the host gets
+                    // the cloud's own error (an API answers 502/504 with it).
+                    if self.local.is_none() {
+                        return Err(RunError::CloudFailed {
+                            code: why.code,
+                            message: why.message,
+                        });
+                    }
                     send(
                         &tx,
                         RunEvent::Notice {
-                            text: format!("{why}; answering with the local model"),
+                            text: format!("{}; answering with the local model", why.message),
                         },
                     )
                     .await;
@@ -322,6 +338,8 @@ impl Orchestrator {
                 StreamEvent::Done { metrics } => {
                     let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
                     summary.local_tokens += tokens;
+                    summary.prompt_tokens += metrics.prompt_tokens as u64;
+                    summary.completion_tokens += metrics.completion_tokens as u64;
                     let cpu_s = metrics
                         .cpu_ms
                         .unwrap_or(started.elapsed().as_secs_f64() * 1000.0)
@@ -391,7 +409,7 @@ impl Orchestrator {
         key: &str,
         tx: &mpsc::Sender<RunEvent>,
         summary: &mut Summary,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         // The user's turn: the prompt, each attachment on its own terms, and abstracts the local
         // model wrote of the private ones. The sanitizer sees every part.
         let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
@@ -455,8 +473,8 @@ impl Orchestrator {
             (sanitizer.sanitize(draft, &mut pz), pz)
         })
         .await
-        .map_err(|e| e.to_string())?;
-        let req = req.map_err(|e| e.to_string())?;
+        .map_err(|e| Failure::new("router.internal", e))?;
+        let req = req.map_err(|e| Failure::new(e.code(), e))?;
         summary.masked = req.masked();
         summary.withheld = req.withheld();
         summary.agent = Some(agent.name.clone());
@@ -471,13 +489,18 @@ impl Orchestrator {
             },
         )
         .await;
-        let provider = self.reliable(&agent.provider).map_err(|e| e.to_string())?;
+        let provider = self
+            .reliable(&agent.provider)
+            .map_err(|e| Failure::new(e.code(), e))?;
         let mut stream = match self.egress.send(req, &provider, key).await {
             Ok(s) => s,
-            Err(EgressError::Blocked(why)) => {
-                return Err(format!("the egress guard blocked the request ({why})"))
+            Err(e @ EgressError::Blocked(_)) => {
+                return Err(Failure::new(
+                    e.code(),
+                    format!("the egress guard blocked the request ({e})"),
+                ))
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(Failure::new(e.code(), e)),
         };
         let mut restore = StreamRestore::new();
         while let Some(ev) = stream.next().await {
@@ -497,6 +520,8 @@ impl Orchestrator {
                         .map(|u| (u.prompt_tokens, u.completion_tokens))
                         .unwrap_or((sent_tokens, 0));
                     summary.cloud_tokens += tin + tout;
+                    summary.prompt_tokens += tin;
+                    summary.completion_tokens += tout;
                     summary.cost_usd += agent.cost(tin, tout);
                     summary.energy_cloud_j += (tin + tout) as f64 * CLOUD_JOULES_PER_TOKEN;
                     if !restore.unknown.is_empty() {
@@ -517,11 +542,32 @@ impl Orchestrator {
                     let shown = restore.finish(&mut pz);
                     summary.text.push_str(&shown);
                     send(tx, RunEvent::Text { text: shown }).await;
-                    return Err(format!("{} failed: {e}", agent.name));
+                    return Err(Failure::new(
+                        e.code(),
+                        format!("{} failed: {e}", agent.name),
+                    ));
                 }
             }
         }
-        Err(format!("the reply from {} ended early", agent.name))
+        Err(Failure::new(
+            "cloud.stream_cut",
+            format!("the reply from {} ended early", agent.name),
+        ))
+    }
+}
+
+/// Why a cloud step failed: the stable code of the error behind it and words for people.
+struct Failure {
+    code: &'static str,
+    message: String,
+}
+
+impl Failure {
+    fn new(code: &'static str, message: impl std::fmt::Display) -> Self {
+        Self {
+            code,
+            message: message.to_string(),
+        }
     }
 }
 

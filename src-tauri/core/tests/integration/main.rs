@@ -5,6 +5,7 @@
 mod cloud;
 mod common;
 mod fetch;
+mod gateway;
 mod hardware;
 mod local_engine;
 mod model_files;

@@ -1,0 +1,804 @@
+//! The gateway's OpenAI wire shapes and handlers: a chat request becomes a task for the
+//! orchestrator, its run events become a chat completion (whole, or SSE chunks), and every
+//! failure becomes an OpenAI-shaped error with a status a client library understands.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http_body_util::BodyExt;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio::task::JoinHandle;
+use tokio::time::{timeout_at, Instant};
+
+use super::Gateway;
+use crate::local::{ChatMessage, LocalError, Role};
+use crate::router::run::{RunError, RunEvent, RunOptions, Summary};
+use crate::router::{Plan, Policy, Task};
+use crate::ErrorCode;
+
+/// The models every gateway offers besides the configured cloud agents.
+pub const VIRTUAL_MODELS: [(&str, &str); 3] = [
+    (
+        "tandem-auto",
+        "Tandem decides per task: local, cloud (masked) or split",
+    ),
+    ("tandem-local", "the local model only; nothing leaves"),
+    (
+        "tandem-private",
+        "policy private: only public text may leave",
+    ),
+];
+
+/// Largest `max_tokens` a request may ask for.
+const MAX_TOKENS_CAP: u64 = 65_536;
+
+pub(crate) fn router(gw: Arc<Gateway>) -> axum::Router {
+    axum::Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", get(models))
+        .route("/v1/models/{id}", get(model))
+        .route("/v1/tandem/query", post(query))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(gw)
+}
+
+/// An error in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`, where `code`
+/// is Tandem's stable code (`gateway.*`, `cloud.*`, `local.*`, ...).
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn bad(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    fn body(&self) -> Value {
+        let kind = match self.status.as_u16() {
+            401 => "authentication_error",
+            403 => "permission_error",
+            429 => "rate_limit_error",
+            504 => "timeout",
+            500..=599 => "api_error",
+            _ => "invalid_request_error",
+        };
+        json!({"error": {"message": self.message, "type": kind, "param": null, "code": self.code}})
+    }
+
+    fn timeout() -> Self {
+        Self::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "gateway.timeout",
+            "the answer took longer than the gateway's request timeout",
+        )
+    }
+
+    fn internal(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "gateway.internal",
+            message,
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (self.status, axum::Json(self.body())).into_response();
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+/// The status a failed run maps to: the local queue full is the client's cue to slow down
+/// (429); a cloud failure with no local model to take over is the upstream's (502, 504 when
+/// it timed out); no model at all is this service being unavailable (503).
+impl From<RunError> for ApiError {
+    fn from(e: RunError) -> Self {
+        let status = match &e {
+            RunError::Local(LocalError::QueueFull(_)) => StatusCode::TOO_MANY_REQUESTS,
+            RunError::Local(LocalError::BadRequest(_)) => StatusCode::BAD_REQUEST,
+            RunError::NoLocal(_) | RunError::Local(LocalError::Stopped) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            RunError::CloudFailed { .. } | RunError::Cloud(_) if e.code() == "cloud.timeout" => {
+                StatusCode::GATEWAY_TIMEOUT
+            }
+            RunError::CloudFailed { .. } | RunError::Cloud(_) => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.code(), e.to_string())
+    }
+}
+
+// ---- requests -------------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+struct ChatRequest {
+    model: String,
+    messages: Vec<InMessage>,
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    max_tokens: Option<u64>,
+    #[serde(default)]
+    max_completion_tokens: Option<u64>,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    n: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct InMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct QueryRequest {
+    query: String,
+    #[serde(default)]
+    policy: Option<String>,
+}
+
+fn authorize(gw: &Gateway, headers: &HeaderMap) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if gw.authorized(given) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "gateway.unauthorized",
+            "missing or wrong bearer token (Authorization: Bearer <token>; `tandem serve` prints it at first start)",
+        ))
+    }
+}
+
+/// Reads a JSON body within the size cap and the body timeout.
+async fn read_json<T: DeserializeOwned>(
+    gw: &Gateway,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, ApiError> {
+    let mime = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if mime != "application/json" {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "gateway.content_type",
+            format!(
+                "the body must be application/json (got {})",
+                if mime.is_empty() { "none" } else { &mime }
+            ),
+        ));
+    }
+    let max = gw.limits.max_body_bytes;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "gateway.too_large",
+            format!("the body is larger than the gateway's limit of {max} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let limited = http_body_util::Limited::new(body, max);
+    let collected = timeout_at(Instant::now() + gw.limits.body_timeout, limited.collect())
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "gateway.body_timeout",
+                "the body did not arrive in time",
+            )
+        })?
+        .map_err(|e| {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                too_large()
+            } else {
+                ApiError::bad("gateway.bad_body", format!("could not read the body: {e}"))
+            }
+        })?;
+    serde_json::from_slice(&collected.to_bytes()).map_err(|e| {
+        ApiError::bad(
+            "gateway.bad_body",
+            format!("the body is not a valid request: {e}"),
+        )
+    })
+}
+
+/// The task and options a chat request asks for, or why it cannot be run.
+fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOptions), ApiError> {
+    if req.messages.is_empty() {
+        return Err(ApiError::bad(
+            "gateway.bad_request",
+            "messages must not be empty",
+        ));
+    }
+    if req.n.is_some_and(|n| n != 1) {
+        return Err(ApiError::bad(
+            "gateway.bad_request",
+            "only n = 1 is supported",
+        ));
+    }
+    let mut messages = Vec::with_capacity(req.messages.len());
+    for (i, m) in req.messages.iter().enumerate() {
+        let role = match m.role.as_str() {
+            "system" | "developer" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    format!("messages[{i}]: role {other:?} is not supported (system, developer, user, assistant)"),
+                ))
+            }
+        };
+        let content = match &m.content {
+            None => String::new(),
+            Some(Content::Text(t)) => t.clone(),
+            Some(Content::Parts(parts)) => {
+                let mut text = Vec::with_capacity(parts.len());
+                for p in parts {
+                    match (p.kind.as_str(), &p.text) {
+                        ("text", Some(t)) => text.push(t.as_str()),
+                        _ => {
+                            return Err(ApiError::bad(
+                                "gateway.bad_request",
+                                format!(
+                                    "messages[{i}]: only text content is supported (got {:?})",
+                                    p.kind
+                                ),
+                            ))
+                        }
+                    }
+                }
+                text.join("\n")
+            }
+        };
+        messages.push(ChatMessage { role, content });
+    }
+    let last = messages
+        .pop()
+        .filter(|m| m.role == Role::User)
+        .ok_or_else(|| {
+            ApiError::bad(
+                "gateway.bad_request",
+                "the last message must come from the user",
+            )
+        })?;
+    let (policy, force_local, agent) = match req.model.as_str() {
+        "tandem-auto" => (gw.policy, false, None),
+        "tandem-local" => (gw.policy, true, None),
+        "tandem-private" => (Policy::Private, false, None),
+        name if gw.orch.catalog.agent(name).is_some() => (gw.policy, false, Some(name.to_string())),
+        name => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "gateway.unknown_model",
+                format!("the model {name:?} does not exist here (GET /v1/models lists them)"),
+            ))
+        }
+    };
+    let max_tokens = req
+        .max_completion_tokens
+        .or(req.max_tokens)
+        .unwrap_or(gw.limits.default_max_tokens as u64);
+    if max_tokens == 0 || max_tokens > MAX_TOKENS_CAP {
+        return Err(ApiError::bad(
+            "gateway.bad_request",
+            format!("max_tokens must be between 1 and {MAX_TOKENS_CAP}"),
+        ));
+    }
+    if req.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+        return Err(ApiError::bad(
+            "gateway.bad_request",
+            "temperature must be between 0 and 2",
+        ));
+    }
+    let task = Task {
+        prompt: last.content,
+        attachments: Vec::new(),
+        history: messages,
+        policy,
+    };
+    let opts = RunOptions {
+        task_id: id.to_string(),
+        agent,
+        force_local,
+        max_tokens: max_tokens as usize,
+        temperature: req.temperature,
+        ..RunOptions::default()
+    };
+    Ok((task, opts))
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+/// A run that stops when its owner is dropped: a client that hangs up stops the work (the cloud
+/// stream and the local generation are cancelled by dropping them).
+struct RunHandle(Option<JoinHandle<Result<Summary, RunError>>>);
+
+impl RunHandle {
+    async fn join(&mut self) -> Result<Summary, ApiError> {
+        let Some(h) = self.0.as_mut() else {
+            return Err(ApiError::internal("the run was already joined"));
+        };
+        let out = h.await;
+        self.0 = None;
+        match out {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => Err(e.into()),
+            Err(e) => Err(ApiError::internal(format!("the run failed: {e}"))),
+        }
+    }
+}
+
+impl Drop for RunHandle {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            h.abort();
+        }
+    }
+}
+
+/// A run that has planned: its events, its handle, its deadline and the slot it holds.
+struct Started {
+    id: String,
+    plan: Plan,
+    rx: mpsc::Receiver<RunEvent>,
+    run: RunHandle,
+    deadline: Instant,
+}
+
+/// Takes a slot (429 when none is free), starts the run and waits for its plan.
+async fn start(gw: &Arc<Gateway>, task: Task, opts: RunOptions) -> Result<Started, ApiError> {
+    let slot = gw.slots.clone().try_acquire_owned().map_err(|_| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "gateway.busy",
+            format!(
+                "{} requests are being answered; try again shortly",
+                gw.limits.max_concurrent
+            ),
+        )
+    })?;
+    let id = opts.task_id.clone();
+    let (tx, mut rx) = mpsc::channel(256);
+    let orch = gw.orch.clone();
+    // The run holds the slot: `in_flight` counts runs alive, so a run that outlived its client
+    // would show (the hang-up tests watch for it).
+    let mut run = RunHandle(Some(tokio::spawn(async move {
+        let _slot: OwnedSemaphorePermit = slot;
+        orch.run(task, opts, tx).await
+    })));
+    let deadline = Instant::now() + gw.limits.request_timeout;
+    match timeout_at(deadline, rx.recv()).await {
+        Err(_) => Err(ApiError::timeout()),
+        Ok(Some(RunEvent::Plan { plan })) => Ok(Started {
+            id,
+            plan,
+            rx,
+            run,
+            deadline,
+        }),
+        Ok(Some(_)) => Err(ApiError::internal("the run did not start with a plan")),
+        Ok(None) => Err(run
+            .join()
+            .await
+            .err()
+            .unwrap_or_else(|| ApiError::internal("the run ended without a plan"))),
+    }
+}
+
+/// Runs to the end; the answer, the notices the run gave, and the plan.
+async fn finish(mut s: Started) -> Result<(Plan, Summary, Vec<String>), ApiError> {
+    let mut notices = Vec::new();
+    loop {
+        match timeout_at(s.deadline, s.rx.recv()).await {
+            Err(_) => return Err(ApiError::timeout()),
+            Ok(Some(RunEvent::Notice { text })) => notices.push(text),
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+        }
+    }
+    let summary = timeout_at(s.deadline, s.run.join())
+        .await
+        .map_err(|_| ApiError::timeout())??;
+    Ok((s.plan, summary, notices))
+}
+
+fn route_name(plan: &Plan) -> String {
+    serde_json::to_value(plan.route)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// The documented extension: why the task went where it went, and what it cost.
+fn extension(plan: &Plan, summary: Option<&Summary>, notices: &[String]) -> Value {
+    let mut v = json!({
+        "route": plan.route,
+        "strategy": plan.strategy,
+        "reasons": plan.reasons,
+        "complexity": plan.complexity,
+        "notices": notices,
+    });
+    if let Some(s) = summary {
+        v["agent"] = json!(s.agent);
+        v["fell_back"] = json!(s.fell_back);
+        v["masked"] = json!(s.masked);
+        v["withheld"] = json!(s.withheld);
+        v["cloud_tokens"] = json!(s.cloud_tokens);
+        v["local_tokens"] = json!(s.local_tokens);
+        v["cost_usd"] = json!(s.cost_usd);
+    }
+    v
+}
+
+fn with_route_headers(mut r: Response, id: &str, plan: &Plan) -> Response {
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&route_name(plan)) {
+        h.insert("x-tandem-route", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(id) {
+        h.insert("x-request-id", v);
+    }
+    r
+}
+
+fn usage(s: &Summary) -> Value {
+    json!({
+        "prompt_tokens": s.prompt_tokens,
+        "completion_tokens": s.completion_tokens,
+        "total_tokens": s.prompt_tokens + s.completion_tokens,
+    })
+}
+
+// ---- handlers -------------------------------------------------------------------------------
+
+async fn chat(State(gw): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
+    match chat_inner(&gw, &headers, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn chat_inner(
+    gw: &Arc<Gateway>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    authorize(gw, headers)?;
+    let req: ChatRequest = read_json(gw, headers, body).await?;
+    let id = gw.request_id();
+    let (task, opts) = to_task(gw, &req, &id)?;
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let started = start(gw, task, opts).await?;
+    if req.stream.unwrap_or(false) {
+        let include_usage = req
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false);
+        let plan = started.plan.clone();
+        let body = stream_body(started, req.model.clone(), created, include_usage);
+        let r = Response::builder()
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(body)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        return Ok(with_route_headers(r, &id, &plan));
+    }
+    let (plan, summary, notices) = finish(started).await?;
+    let v = json!({
+        "id": id,
+        "object": "chat.completion",
+        "created": created,
+        "model": req.model,
+        "system_fingerprint": null,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": summary.text, "refusal": null},
+            "logprobs": null,
+            "finish_reason": "stop",
+        }],
+        "usage": usage(&summary),
+        "tandem": extension(&plan, Some(&summary), &notices),
+    });
+    Ok(with_route_headers(
+        axum::Json(v).into_response(),
+        &id,
+        &plan,
+    ))
+}
+
+/// The SSE body: a role chunk, content chunks as the run writes, a final chunk with
+/// `finish_reason` and the extension, a usage chunk when asked, then `[DONE]`. An error after
+/// the headers went out is an `{"error": ...}` event (what OpenAI sends). Dropping the body
+/// (the client hung up) drops the run and its slot.
+fn stream_body(started: Started, model: String, created: u64, include_usage: bool) -> Body {
+    struct St {
+        s: Started,
+        model: String,
+        created: u64,
+        include_usage: bool,
+        notices: Vec<String>,
+        queue: VecDeque<Bytes>,
+        done: bool,
+    }
+    fn sse(v: &Value) -> Bytes {
+        Bytes::from(format!("data: {v}\n\n"))
+    }
+    impl St {
+        fn chunk(&self, delta: Value, finish: Value, extra: Option<(&str, Value)>) -> Bytes {
+            let mut v = json!({
+                "id": self.s.id,
+                "object": "chat.completion.chunk",
+                "created": self.created,
+                "model": self.model,
+                "system_fingerprint": null,
+                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+            });
+            if let Some((k, x)) = extra {
+                v[k] = x;
+            }
+            sse(&v)
+        }
+        fn end(&mut self, result: Result<Summary, ApiError>) {
+            match result {
+                Ok(summary) => {
+                    let ext = extension(&self.s.plan, Some(&summary), &self.notices);
+                    let last = self.chunk(json!({}), json!("stop"), Some(("tandem", ext)));
+                    self.queue.push_back(last);
+                    if self.include_usage {
+                        let mut v = json!({
+                            "id": self.s.id,
+                            "object": "chat.completion.chunk",
+                            "created": self.created,
+                            "model": self.model,
+                            "choices": [],
+                            "usage": usage(&summary),
+                        });
+                        v["system_fingerprint"] = Value::Null;
+                        self.queue.push_back(sse(&v));
+                    }
+                }
+                Err(e) => self.queue.push_back(sse(&e.body())),
+            }
+            self.queue
+                .push_back(Bytes::from_static(b"data: [DONE]\n\n"));
+            self.done = true;
+        }
+    }
+    let mut st = St {
+        s: started,
+        model,
+        created,
+        include_usage,
+        notices: Vec::new(),
+        queue: VecDeque::new(),
+        done: false,
+    };
+    let first = st.chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+        None,
+    );
+    st.queue.push_back(first);
+    let stream = futures::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(b) = st.queue.pop_front() {
+                return Some((Ok::<_, Infallible>(b), st));
+            }
+            if st.done {
+                return None;
+            }
+            match timeout_at(st.s.deadline, st.s.rx.recv()).await {
+                Err(_) => st.end(Err(ApiError::timeout())),
+                Ok(Some(RunEvent::Text { text })) if !text.is_empty() => {
+                    let c = st.chunk(json!({"content": text}), Value::Null, None);
+                    st.queue.push_back(c);
+                }
+                Ok(Some(RunEvent::Notice { text })) => st.notices.push(text),
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    let deadline = st.s.deadline;
+                    let r = match timeout_at(deadline, st.s.run.join()).await {
+                        Ok(r) => r,
+                        Err(_) => Err(ApiError::timeout()),
+                    };
+                    st.end(r);
+                }
+            }
+        }
+    });
+    Body::from_stream(stream)
+}
+
+async fn query(State(gw): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
+    let inner = async {
+        authorize(&gw, &headers)?;
+        let q: QueryRequest = read_json(&gw, &headers, body).await?;
+        if q.query.trim().is_empty() {
+            return Err(ApiError::bad(
+                "gateway.bad_request",
+                "query must not be empty",
+            ));
+        }
+        let policy = match q.policy.as_deref() {
+            None => gw.policy,
+            Some(p) => p
+                .parse::<Policy>()
+                .map_err(|e| ApiError::bad("gateway.bad_request", e))?,
+        };
+        let id = gw.request_id();
+        let task = Task {
+            prompt: q.query,
+            attachments: Vec::new(),
+            history: Vec::new(),
+            policy,
+        };
+        let opts = RunOptions {
+            task_id: id.clone(),
+            max_tokens: gw.limits.default_max_tokens,
+            ..RunOptions::default()
+        };
+        let (plan, summary, notices) = finish(start(&gw, task, opts).await?).await?;
+        let mut v = extension(&plan, Some(&summary), &notices);
+        v["response"] = json!(summary.text);
+        Ok(with_route_headers(
+            axum::Json(v).into_response(),
+            &id,
+            &plan,
+        ))
+    };
+    inner.await.unwrap_or_else(|e: ApiError| e.into_response())
+}
+
+/// The virtual models and the cloud agents this machine can use (key stored or not needed).
+async fn model_list(gw: &Arc<Gateway>) -> Result<Vec<Value>, ApiError> {
+    let orch = gw.orch.clone();
+    let agents = tokio::task::spawn_blocking(move || {
+        let mut usable = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for a in &orch.catalog.agents {
+            let ok = *usable.entry(a.provider.clone()).or_insert_with(|| {
+                orch.catalog
+                    .provider(&a.provider)
+                    .is_some_and(|p| !p.needs_key || matches!(orch.keys.get(&p.name), Ok(Some(_))))
+            });
+            if ok {
+                out.push((a.name.clone(), a.provider.clone()));
+            }
+        }
+        out
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    let model = |id: &str, owner: &str| json!({"id": id, "object": "model", "created": gw.started, "owned_by": owner});
+    let mut data: Vec<Value> = VIRTUAL_MODELS
+        .iter()
+        .map(|(id, _)| model(id, "tandem"))
+        .collect();
+    data.extend(agents.iter().map(|(id, provider)| model(id, provider)));
+    Ok(data)
+}
+
+async fn models(State(gw): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+    let inner = async {
+        authorize(&gw, &headers)?;
+        Ok(axum::Json(json!({"object": "list", "data": model_list(&gw).await?})).into_response())
+    };
+    inner.await.unwrap_or_else(|e: ApiError| e.into_response())
+}
+
+async fn model(
+    State(gw): State<Arc<Gateway>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let inner = async {
+        authorize(&gw, &headers)?;
+        let found = model_list(&gw)
+            .await?
+            .into_iter()
+            .find(|m| m["id"] == id.as_str())
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "gateway.unknown_model",
+                    format!("the model {id:?} does not exist here"),
+                )
+            })?;
+        Ok(axum::Json(found).into_response())
+    };
+    inner.await.unwrap_or_else(|e: ApiError| e.into_response())
+}
+
+async fn not_found(method: Method, uri: Uri) -> Response {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "gateway.not_found",
+        format!("no such endpoint: {method} {}", uri.path()),
+    )
+    .into_response()
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "gateway.method_not_allowed",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+    .into_response()
+}
