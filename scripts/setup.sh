@@ -17,7 +17,7 @@ if [ "$os" = "Linux" ]; then
   pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
         build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip)
   if [ "$mode" = "test" ]; then
-    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon)
+    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon python3-venv)
   fi
   missing=()
   for p in "${pkgs[@]}"; do
@@ -67,6 +67,13 @@ fi
 scripts/fetch-ner.sh models >/dev/null
 
 # --- test tools -----------------------------------------------------------------
+# The gateway is tested with a client nobody here wrote: the official openai package, pinned.
+OPENAI_PY_VERSION=3.57.0
+if [ "$mode" = "test" ] && ! .venv/bin/python -c "import openai, sys; sys.exit(openai.__version__ != '$OPENAI_PY_VERSION')" 2>/dev/null; then
+  say "installing the openai Python package $OPENAI_PY_VERSION into .venv (gateway tests)"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check "openai==$OPENAI_PY_VERSION"
+fi
 if [ "$mode" = "test" ] && [ "$os" = "Linux" ]; then
   if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
     say "installing tauri-driver (WebDriver for the app window)"

@@ -4,6 +4,7 @@
 use std::process::Command;
 
 mod cloud_cli;
+mod gateway_cli;
 
 fn tandem() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tandem"));

@@ -13,7 +13,7 @@ const KEY: &str = "sk-loopback-cli-9f8e7d6c5b4a";
 
 /// A Secret Service of our own: a D-Bus session bus without service activation (so no locked
 /// keyring is auto-started) and gnome-keyring-daemon in the foreground, owned by the test.
-struct Keychain {
+pub(super) struct Keychain {
     dir: PathBuf,
     bus: Child,
     keyring: Option<Child>,
@@ -28,7 +28,7 @@ fn have(cmd: &str) -> bool {
 }
 
 impl Keychain {
-    fn start(dir: &Path) -> Option<Self> {
+    pub(super) fn start(dir: &Path) -> Option<Self> {
         if !have("dbus-daemon") || !have("gnome-keyring-daemon") {
             assert!(
                 std::env::var_os("TANDEM_REQUIRE_KEYCHAIN").is_none(),
@@ -88,7 +88,7 @@ impl Keychain {
         Some(k)
     }
 
-    fn env(&self, c: &mut Command) {
+    pub(super) fn env(&self, c: &mut Command) {
         c.env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .env("XDG_DATA_HOME", self.dir.join("data"))
             .env("XDG_RUNTIME_DIR", self.dir.join("run"))

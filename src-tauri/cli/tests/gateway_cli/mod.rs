@@ -1,0 +1,265 @@
+//! `tandem serve` as users run it: the official `openai` Python package (installed by the test
+//! setup, written by nobody here) against the gateway, a planted IBAN that must reach the
+//! loopback provider masked and come back restored, and the token's life in the keychain.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tandem_core::cloud::loopback::Loopback;
+
+use super::cloud_cli::Keychain;
+
+const KEY: &str = "sk-gateway-cli-1a2b3c4d";
+const TOKEN: &str = "tdm-cli-test-token-42";
+const IBAN: &str = "DE89 3704 0044 0532 0130 00";
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The virtual environment `scripts/setup.sh test` makes, or TANDEM_TEST_PYTHON.
+fn python_with_openai() -> PathBuf {
+    let p = std::env::var_os("TANDEM_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"));
+    let ok = Command::new(&p)
+        .args(["-c", "import openai"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{} cannot import openai: run scripts/setup.sh test (it makes .venv with the openai package)",
+        p.display()
+    );
+    p
+}
+
+/// A running `tandem serve --port 0`, killed on drop; `url` is what it printed.
+struct Server {
+    child: Child,
+    url: String,
+    stderr: String,
+}
+
+impl Server {
+    fn start(c: &mut Command, extra: &[&str]) -> Self {
+        c.args(["serve", "--port", "0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = String::new();
+        loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(180))
+                .unwrap_or_else(|_| panic!("tandem serve did not start: {stderr}"));
+            stderr.push_str(&line);
+            stderr.push('\n');
+            if let Some(at) = line.find("listening on ") {
+                let url = line[at + 13..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .to_string();
+                return Self { child, url, stderr };
+            }
+        }
+    }
+
+    /// The status of `GET /v1/models` with this bearer token (a raw HTTP/1.1 request).
+    fn models_status(&self, token: &str) -> u16 {
+        let addr = self
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches("/v1");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "GET /v1/models HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_openai_python_client_works_against_tandem_serve_unchanged() {
+    let python = python_with_openai();
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
+    let config = tmp.path().join("config");
+    let ledger = tmp.path().join("ledger.sqlite3");
+    let env = |c: &mut Command| {
+        c.env("TANDEM_CONFIG_DIR", &config)
+            .env("TANDEM_LEDGER", &ledger)
+            .env("TANDEM_NER", "off")
+            .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+            .env("TANDEM_KEY_LB", KEY);
+    };
+    let mut add = super::tandem();
+    env(&mut add);
+    let out = add
+        .args(["cloud", "add", "lb", "--wire", "openai", "--base-url"])
+        .arg(lb.base_url())
+        .args(["--model", "echo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut c = super::tandem();
+    env(&mut c);
+    let server = Server::start(&mut c, &[]);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    assert!(server.stderr.contains("TANDEM_GATEWAY_TOKEN") && !server.stderr.contains(TOKEN));
+
+    let out = Command::new(&python)
+        .arg(repo().join("tests/gateway/openai_client.py"))
+        .env("TANDEM_GATEWAY_URL", &server.url)
+        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+        .env("AGENT", "lb")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the openai client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for m in ["tandem-auto", "tandem-local", "tandem-private", "lb"] {
+        assert!(models.contains(&m), "{models:?}");
+    }
+    let whole = &v["whole"];
+    assert!(whole["content"].as_str().unwrap().contains(IBAN), "{v}");
+    assert_eq!(whole["finish_reason"], "stop");
+    assert!(whole["total_tokens"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(whole["tandem"]["masked"], 1, "{v}");
+    assert_eq!(whole["route_header"], whole["tandem"]["route"]);
+    assert_ne!(whole["route_header"], "local", "{v}");
+    let stream = &v["stream"];
+    assert!(stream["content"].as_str().unwrap().contains(IBAN), "{v}");
+    assert!(stream["chunks"].as_u64().unwrap() > 1, "{v}");
+    assert_eq!(stream["finish_reason"], "stop");
+    assert!(stream["total_tokens"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["local"]["route"], "local");
+    assert!(!v["local"]["content"].as_str().unwrap().is_empty(), "{v}");
+    assert_eq!(
+        (v["bad_token"].as_u64(), v["unknown_model"].as_u64()),
+        (Some(401), Some(404))
+    );
+
+    // What reached the provider: two requests, the IBAN masked in both.
+    let sent = lb.received();
+    assert_eq!(sent.len(), 2, "tandem-local and the errors sent nothing");
+    for body in &sent {
+        let raw = body.to_string();
+        assert!(
+            !raw.contains(IBAN) && !raw.contains("DE8937040044"),
+            "{raw}"
+        );
+        assert!(raw.contains("[IBAN_1]"), "{raw}");
+    }
+    // And the ledger has both, as sent.
+    let mut l = super::tandem();
+    env(&mut l);
+    let out = l.args(["ledger", "--json"]).output().unwrap();
+    let ledger: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ledger["totals"]["sent"], 2, "{ledger}");
+    drop(server);
+    drop(rt);
+}
+
+#[test]
+fn the_gateway_token_is_made_once_kept_in_the_keychain_and_rotated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(keychain) = Keychain::start(tmp.path()) else {
+        return;
+    };
+    let serve = |extra: &[&str]| {
+        let mut c = super::tandem();
+        keychain.env(&mut c);
+        c.env("TANDEM_CONFIG_DIR", tmp.path().join("config"))
+            .env("TANDEM_NER", "off")
+            .env_remove("TANDEM_GATEWAY_TOKEN");
+        Server::start(&mut c, extra)
+    };
+    let token_in = |s: &Server| -> Option<String> {
+        s.stderr
+            .lines()
+            .find(|l| l.starts_with("token (shown once"))
+            .and_then(|l| l.split_whitespace().last())
+            .map(String::from)
+    };
+    // The keychain may need a moment after its daemon started.
+    let mut first = None;
+    for _ in 0..20 {
+        let s = serve(&[]);
+        if token_in(&s).is_some() {
+            first = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let s = first.expect("the first start printed no token");
+    let t1 = token_in(&s).unwrap();
+    assert!(t1.starts_with("tdm-") && t1.len() == 68, "{t1}");
+    assert_eq!(s.models_status(&t1), 200);
+    assert_eq!(s.models_status("tdm-guess"), 401);
+    drop(s);
+
+    // Kept: a second start shows no token and accepts the first.
+    let s = serve(&[]);
+    assert_eq!(token_in(&s), None, "{}", s.stderr);
+    assert!(!s.stderr.contains(&t1));
+    assert_eq!(s.models_status(&t1), 200);
+    drop(s);
+
+    // Rotated: a new token, printed once; the old one stops working.
+    let s = serve(&["--rotate-token"]);
+    let t2 = token_in(&s).expect("rotation printed no token");
+    assert_ne!(t1, t2);
+    assert_eq!(s.models_status(&t2), 200);
+    assert_eq!(s.models_status(&t1), 401);
+}
