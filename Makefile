@@ -48,3 +48,4 @@ test-e2e:
 bench:
 	@bench/local_engine.sh
 	@bench/sensitivity.sh
+	@bench/gateway.sh
