@@ -149,6 +149,20 @@ enum Command {
         #[command(subcommand)]
         command: cloud::CloudCommand,
     },
+    /// Extract a document's text (PDF, DOCX, XLSX, HTML, CSV, JSON, Markdown, text, code) and
+    /// classify it: the pipeline dropped files go through. --json prints {"path", "kind",
+    /// "encoding", "bytes", "chars", "verdict", "spans", "fragments", "notes", "text"}.
+    Extract {
+        file: std::path::PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// User rules (TOML), as for `scan`.
+        #[arg(long)]
+        rules: Option<std::path::PathBuf>,
+        /// Treat the file as coming from a folder marked sensitive (always local_only).
+        #[arg(long)]
+        sensitive_source: bool,
+    },
     /// Print the input exactly as a cloud provider would receive it (masked, private parts withheld).
     Redact {
         #[command(flatten)]
@@ -274,6 +288,20 @@ async fn run(cli: Cli) -> Result<()> {
             with_scanner(&settings, rules, move |scanner| match jsonl {
                 true => scan::redact_jsonl(scanner, file.as_deref(), sensitive_source),
                 false => scan::redact(scanner, file.as_deref(), sensitive_source),
+            })
+            .await
+        }
+        Command::Extract {
+            file,
+            json,
+            rules,
+            sensitive_source,
+        } => {
+            let doc = tandem_core::extract::extract(&file, &Default::default())
+                .await
+                .map_err(coded)?;
+            with_scanner(&settings, rules, move |scanner| {
+                scan::extract_report(scanner, &file, doc, json, sensitive_source)
             })
             .await
         }

@@ -36,23 +36,27 @@ async fn scanner(settings: &Settings) -> Result<Arc<Scanner>> {
     ))
 }
 
-pub fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
-    paths
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
-            let name = p
+/// Attachments through the same extraction as dropped files (PDF, DOCX, XLSX, HTML, ...).
+pub async fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
+    let limits = tandem_core::extract::Limits::default();
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let doc = tandem_core::extract::extract(p, &limits)
+            .await
+            .map_err(coded)?;
+        for n in &doc.notes {
+            eprintln!("notice: {}: {n}", p.display());
+        }
+        out.push(Attachment {
+            name: p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            // Document extraction (PDF, DOCX, ...) arrives with the watcher; text files for now.
-            Ok(Attachment {
-                name,
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-                sensitive_source: false,
-            })
-        })
-        .collect()
+                .unwrap_or_default(),
+            text: doc.text,
+            sensitive_source: false,
+        });
+    }
+    Ok(out)
 }
 
 /// The local model's size class, from the manifest entry of the loaded model.
@@ -118,7 +122,7 @@ pub async fn orchestrator(settings: &Settings) -> Result<(Arc<Orchestrator>, Cat
 
 pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     // Bad input fails before anything slow starts.
-    let attachments = read_attachments(&a.attach)?;
+    let attachments = read_attachments(&a.attach).await?;
     let (orch, catalog) = orchestrator(settings).await?;
     let task = Task {
         prompt: a.prompt,

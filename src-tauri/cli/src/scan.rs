@@ -215,3 +215,86 @@ pub fn redact(scanner: &Scanner, file: Option<&Path>, sensitive_source: bool) ->
     eprintln!("redact: {masked} span(s) masked, {withheld} fragment(s) withheld (local only)");
     Ok(())
 }
+
+/// `tandem extract`: the document's text with its verdict, sensitive spans and per-fragment
+/// classes, computed exactly as when the file is attached to a task.
+pub fn extract_report(
+    scanner: &Scanner,
+    path: &Path,
+    doc: tandem_core::extract::Extracted,
+    json_out: bool,
+    sensitive_source: bool,
+) -> Result<()> {
+    use tandem_core::router::{self, Attachment, Context, LocalClass, Task};
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let provenance = if sensitive_source {
+        Provenance::SensitiveSource
+    } else {
+        Provenance::Content
+    };
+    let report = scanner.scan_with(&doc.text, provenance);
+    let task = Task {
+        attachments: vec![Attachment {
+            name: name.clone(),
+            text: doc.text.clone(),
+            sensitive_source,
+        }],
+        ..Task::default()
+    };
+    let ctx = Context {
+        local_class: LocalClass::Small,
+        cloud_available: true,
+        cloud_unavailable_reason: None,
+        force_cloud: false,
+    };
+    let fragments: Vec<_> = router::plan(scanner, &task, &ctx)
+        .fragments
+        .into_iter()
+        .filter(|f| f.source == name)
+        .collect();
+    let spans: Vec<Value> = report
+        .spans
+        .iter()
+        .map(|s| json!({"start": s.start, "end": s.end, "label": s.label, "tier": s.tier, "score": s.score}))
+        .collect();
+    if json_out {
+        let v = json!({
+            "path": path.display().to_string(),
+            "kind": doc.kind,
+            "encoding": doc.encoding,
+            "bytes": doc.bytes,
+            "chars": doc.text.chars().count(),
+            "verdict": report.verdict,
+            "spans": spans,
+            "fragments": fragments,
+            "notes": doc.notes,
+            "text": doc.text,
+        });
+        println!("{}", serde_json::to_string(&v)?);
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(doc.text.as_bytes())?;
+    if !doc.text.ends_with('\n') {
+        writeln!(out)?;
+    }
+    eprintln!(
+        "{}: {} ({}), {} bytes, {} characters; verdict {}; {} sensitive span(s)",
+        path.display(),
+        serde_json::to_value(doc.kind)?.as_str().unwrap_or_default(),
+        doc.encoding,
+        doc.bytes,
+        doc.text.chars().count(),
+        serde_json::to_value(report.verdict)?
+            .as_str()
+            .unwrap_or_default(),
+        report.spans.len()
+    );
+    for n in &doc.notes {
+        eprintln!("note: {n}");
+    }
+    Ok(())
+}

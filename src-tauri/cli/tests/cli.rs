@@ -319,3 +319,69 @@ fn route_jsonl_keeps_its_contract() {
         .unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("reckless"));
 }
+
+#[test]
+fn extract_json_gives_text_and_its_classification() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("statement.html");
+    std::fs::write(
+        &page,
+        "<html><body><h1>Statement</h1><p>Transfer to DE89 3704 0044 0532 0130 00 on Monday.</p><p>Thanks.</p></body></html>",
+    )
+    .unwrap();
+    let out = tandem()
+        .env("TANDEM_NER", "off")
+        .arg("extract")
+        .arg(&page)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "html");
+    assert_eq!(v["verdict"], "maskable");
+    assert!(
+        v["text"].as_str().unwrap().contains("Transfer to DE89"),
+        "{v}"
+    );
+    assert!(!v["text"].as_str().unwrap().contains("<p>"), "{v}");
+    assert!(
+        v["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["label"] == "IBAN_CODE"),
+        "{v}"
+    );
+    let frags = v["fragments"].as_array().unwrap();
+    assert!(
+        frags.iter().any(|f| f["class"] == "maskable")
+            && frags.iter().all(|f| f["source"] == "statement.html"),
+        "{v}"
+    );
+    // With --sensitive-source everything is local_only, whatever it says.
+    let out = tandem()
+        .env("TANDEM_NER", "off")
+        .arg("extract")
+        .arg(&page)
+        .args(["--json", "--sensitive-source"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "local_only");
+
+    // A broken file is a clear, coded error.
+    let bad = d.path().join("scan.pdf");
+    std::fs::write(&bad, "%PDF-1.7 nothing else").unwrap();
+    let out = tandem().arg("extract").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[extract.corrupt]") && err.contains("scan.pdf"),
+        "{err}"
+    );
+}

@@ -7,6 +7,7 @@ pub mod config;
 pub mod egress;
 pub mod error;
 pub mod events;
+pub mod extract;
 pub mod gateway;
 pub mod hardware;
 pub mod ledger;

@@ -4,6 +4,7 @@
 
 mod cloud;
 mod common;
+mod extract;
 mod fetch;
 mod gateway;
 mod hardware;

@@ -1,0 +1,205 @@
+//! PDF (pdf-extract, behind a panic guard), DOCX (zip + quick-xml: paragraphs, tabs, breaks,
+//! headers, footers, notes, comments) and XLSX (calamine's streaming cell reader, so a sheet
+//! that declares a million rows allocates nothing for them). Zip archives are checked for bombs
+//! before anything is inflated.
+
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+use calamine::{DataRef, Reader as _, Xlsx};
+use quick_xml::events::Event;
+
+use super::{shown, ExtractError, Limits};
+
+fn corrupt(path: &Path, kind: &'static str, detail: impl std::fmt::Display) -> ExtractError {
+    ExtractError::Corrupt {
+        path: shown(path),
+        kind,
+        detail: detail.to_string(),
+    }
+}
+
+pub(crate) fn pdf(path: &Path, bytes: &[u8]) -> Result<String, ExtractError> {
+    if !bytes.starts_with(b"%PDF-") {
+        return Err(corrupt(path, "PDF", "no %PDF- header"));
+    }
+    // Parsers of this format are known to panic on odd fonts; a panic here is one bad file.
+    match std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(bytes)) {
+        Ok(Ok(text)) => Ok(text),
+        Ok(Err(e)) => Err(corrupt(path, "PDF", e)),
+        Err(_) => Err(ExtractError::Panicked {
+            path: shown(path),
+            kind: "PDF",
+        }),
+    }
+}
+
+/// Opens a zip and refuses it when what it declares would inflate past the limit, or when an
+/// entry claims a ratio no document has.
+fn open_zip<'a>(
+    path: &Path,
+    kind: &'static str,
+    bytes: &'a [u8],
+    limits: &Limits,
+) -> Result<zip::ZipArchive<Cursor<&'a [u8]>>, ExtractError> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(path, kind, e))?;
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let f = zip.by_index_raw(i).map_err(|e| corrupt(path, kind, e))?;
+        total = total.saturating_add(f.size());
+        let ratio = f.size() / f.compressed_size().max(1);
+        if total > limits.max_unzipped_bytes || (f.size() > (1 << 20) && ratio > 1000) {
+            return Err(ExtractError::ZipBomb {
+                path: shown(path),
+                max: limits.max_unzipped_bytes,
+            });
+        }
+    }
+    Ok(zip)
+}
+
+pub(crate) fn docx(path: &Path, bytes: &[u8], limits: &Limits) -> Result<String, ExtractError> {
+    let mut zip = open_zip(path, "DOCX", bytes, limits)?;
+    let mut names: Vec<String> = zip
+        .file_names()
+        .filter(|n| {
+            *n == "word/document.xml"
+                || ((n.starts_with("word/header")
+                    || n.starts_with("word/footer")
+                    || *n == "word/footnotes.xml"
+                    || *n == "word/endnotes.xml"
+                    || *n == "word/comments.xml")
+                    && n.ends_with(".xml"))
+        })
+        .map(String::from)
+        .collect();
+    if !names.iter().any(|n| n == "word/document.xml") {
+        return Err(corrupt(path, "DOCX", "no word/document.xml"));
+    }
+    // The body first, then the rest in a stable order.
+    names.sort_by_key(|n| (n != "word/document.xml", n.clone()));
+    let mut out = String::new();
+    let mut budget = limits.max_unzipped_bytes;
+    for name in names {
+        let entry = zip.by_name(&name).map_err(|e| corrupt(path, "DOCX", e))?;
+        // Declared sizes can lie: read at most what is left of the budget.
+        let mut xml = Vec::new();
+        entry
+            .take(budget + 1)
+            .read_to_end(&mut xml)
+            .map_err(|e| corrupt(path, "DOCX", e))?;
+        if xml.len() as u64 > budget {
+            return Err(ExtractError::ZipBomb {
+                path: shown(path),
+                max: limits.max_unzipped_bytes,
+            });
+        }
+        budget -= xml.len() as u64;
+        word_xml_text(&xml, &mut out).map_err(|e| corrupt(path, "DOCX", e))?;
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// The text of WordprocessingML: `w:t` runs, `w:tab` as a tab, `w:br`/`w:cr` and paragraph
+/// ends as line breaks.
+fn word_xml_text(xml: &[u8], out: &mut String) -> Result<(), quick_xml::Error> {
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut in_text = false;
+    loop {
+        match reader.read_event_into(&mut buf)? {
+            Event::Start(e) if e.local_name().as_ref() == b"t" => in_text = true,
+            Event::End(e) => match e.local_name().as_ref() {
+                b"t" => in_text = false,
+                b"p" => out.push('\n'),
+                _ => {}
+            },
+            Event::Empty(e) => match e.local_name().as_ref() {
+                b"tab" => out.push('\t'),
+                b"br" | b"cr" => out.push('\n'),
+                _ => {}
+            },
+            Event::Text(t) if in_text => {
+                out.push_str(&t.decode().map_err(quick_xml::Error::Encoding)?)
+            }
+            Event::GeneralRef(r) if in_text => {
+                if let Some(c) = r.resolve_char_ref()? {
+                    out.push(c);
+                } else {
+                    out.push(match &*r {
+                        b"amp" => '&',
+                        b"lt" => '<',
+                        b"gt" => '>',
+                        b"quot" => '"',
+                        b"apos" => '\'',
+                        _ => ' ',
+                    });
+                }
+            }
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
+fn cell_text(v: &DataRef<'_>) -> Option<String> {
+    Some(match v {
+        DataRef::Empty => return None,
+        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => s.clone(),
+        DataRef::SharedString(s) => s.to_string(),
+        // Whole numbers as integers: account numbers must read as they were typed.
+        DataRef::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
+        DataRef::Float(f) => f.to_string(),
+        DataRef::Int(i) => i.to_string(),
+        DataRef::Bool(b) => b.to_string(),
+        DataRef::DateTime(d) => d.to_string(),
+        DataRef::Error(e) => format!("#{e:?}"),
+    })
+}
+
+pub(crate) fn xlsx(
+    path: &Path,
+    bytes: &[u8],
+    limits: &Limits,
+    notes: &mut Vec<String>,
+) -> Result<String, ExtractError> {
+    // The bomb check runs on our own view of the archive; calamine then opens it again.
+    open_zip(path, "XLSX", bytes, limits)?;
+    let mut wb: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(|e| corrupt(path, "XLSX", e))?;
+    let mut out = String::new();
+    let mut cells = 0u64;
+    for name in wb.sheet_names() {
+        let mut reader = wb
+            .worksheet_cells_reader(&name)
+            .map_err(|e| corrupt(path, "XLSX", e))?;
+        out.push_str(&format!("# {name}\n"));
+        let mut row = None;
+        while let Some(cell) = reader.next_cell().map_err(|e| corrupt(path, "XLSX", e))? {
+            cells += 1;
+            if cells > limits.max_cells {
+                notes.push(format!(
+                    "only the first {} cells were read",
+                    limits.max_cells
+                ));
+                return Ok(out);
+            }
+            let Some(text) = cell_text(cell.get_value()) else {
+                continue;
+            };
+            let (r, _) = cell.get_position();
+            match row {
+                Some(prev) if prev == r => out.push('\t'),
+                Some(_) => out.push('\n'),
+                None => {}
+            }
+            row = Some(r);
+            out.push_str(&text);
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
