@@ -98,7 +98,12 @@ pub(crate) fn html_to_text(html: &str) -> String {
             ) && !out.ends_with('\n')
             {
                 out.push('\n');
-            } else if matches!(name.as_str(), "td" | "th") {
+            } else if !closing
+                && matches!(name.as_str(), "td" | "th")
+                && !out.is_empty()
+                && !out.ends_with('\n')
+            {
+                // Cells of one row: separated by tabs, like CSV rows.
                 out.push('\t');
             }
             i = end + 1;
