@@ -2,6 +2,7 @@
 //! cloud).
 
 mod cloud;
+mod folders;
 mod orchestrate;
 mod scan;
 mod serve;
@@ -148,6 +149,25 @@ enum Command {
     Cloud {
         #[command(subcommand)]
         command: cloud::CloudCommand,
+    },
+    /// Watched folders: add, list, remove.
+    Folders {
+        #[command(subcommand)]
+        command: folders::FoldersCommand,
+    },
+    /// The local index of the watched folders: run a pass, or show its status.
+    Index {
+        #[command(subcommand)]
+        command: folders::IndexCommand,
+    },
+    /// Search the local index (nothing leaves the device). --json prints {"query", "hits":
+    /// [{"path", "snippet", "verdict", "sensitive_source"}]}.
+    Search {
+        query: String,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
     },
     /// Extract a document's text (PDF, DOCX, XLSX, HTML, CSV, JSON, Markdown, text, code) and
     /// classify it: the pipeline dropped files go through. --json prints {"path", "kind",
@@ -305,6 +325,9 @@ async fn run(cli: Cli) -> Result<()> {
             })
             .await
         }
+        Command::Folders { command } => folders::folders_cmd(command),
+        Command::Index { command } => folders::index_cmd(&settings, command).await,
+        Command::Search { query, json, limit } => folders::search_cmd(query, limit, json).await,
         Command::Models { command } => models_cmd(&settings, command).await,
         Command::Keys { command } => cloud::keys_cmd(command).await,
         Command::Cloud { command } => cloud::cloud_cmd(command).await,

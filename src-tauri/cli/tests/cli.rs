@@ -385,3 +385,66 @@ fn extract_json_gives_text_and_its_classification() {
         "{err}"
     );
 }
+
+#[test]
+fn folders_index_and_search_from_the_cli() {
+    let d = tempfile::tempdir().unwrap();
+    let health = d.path().join("health");
+    std::fs::create_dir_all(&health).unwrap();
+    std::fs::write(health.join("lab.txt"), "Lab report: HbA1c 7.1 percent.").unwrap();
+    std::fs::write(health.join("scan.pdf"), "%PDF-1.7 broken").unwrap();
+    let run = |args: &[&str]| {
+        let out = tandem()
+            .env("TANDEM_CONFIG_DIR", d.path().join("config"))
+            .env("TANDEM_INDEX", d.path().join("index.sqlite3"))
+            .env("TANDEM_NER", "off")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let h = health.to_str().unwrap();
+    let (ok, _, err) = run(&["folders", "add", h]);
+    assert!(!ok && err.contains("--sensitive"), "{err}");
+    let (ok, out, err) = run(&["folders", "add", h, "--sensitive"]);
+    assert!(ok && out.contains("sensitive"), "{err}");
+    let (_, out, _) = run(&["folders", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v[0]["sensitive"], true);
+    let (ok, out, err) = run(&["index", "run", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["indexed"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{v}"
+    );
+    let (_, out, _) = run(&["search", "hba1c", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{v}");
+    assert_eq!(
+        (
+            hits[0]["sensitive_source"].as_bool(),
+            hits[0]["verdict"].as_str()
+        ),
+        (Some(true), Some("local_only"))
+    );
+    let (_, out, _) = run(&["index", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["indexed"].as_u64(), v["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{v}"
+    );
+    assert!(v["failures"][0][1].as_str().unwrap().contains("PDF"), "{v}");
+    let (ok, _, _) = run(&["folders", "remove", h]);
+    assert!(ok);
+    let (_, out, _) = run(&["index", "run", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["removed"].as_u64(), Some(2), "{v}");
+}

@@ -10,6 +10,7 @@ pub mod events;
 pub mod extract;
 pub mod gateway;
 pub mod hardware;
+pub mod index;
 pub mod ledger;
 pub mod local;
 pub mod models;

@@ -8,6 +8,7 @@ mod extract;
 mod fetch;
 mod gateway;
 mod hardware;
+mod index;
 mod local_engine;
 mod model_files;
 mod network;

@@ -1,0 +1,561 @@
+//! The local document index: the folders the user chose, every file in them with its size,
+//! mtime, content hash, type, extraction status and a sensitivity summary (labels and counts,
+//! never values), and text chunks searchable with SQLite FTS5. Text stays on the device. The
+//! work queue is a table, so an interrupted pass resumes where it stopped, and unchanged files
+//! are skipped by (size, mtime) then by hash.
+//!
+//! `rusqlite::Connection` is not `Sync`: an `Index` lives on one thread (hosts run passes on a
+//! blocking thread or an actor).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::extract::{self, Limits};
+use crate::sensitivity::{Provenance, Scanner, Verdict};
+use crate::ErrorCode;
+
+/// Characters per chunk (about a paragraph or two: what a local model can take a few of).
+const CHUNK_CHARS: usize = 1200;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    #[error("the index database failed: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("{path}: {message}")]
+    Folder { path: String, message: String },
+    #[error("the folders file {path} is invalid: {message}")]
+    Config { path: String, message: String },
+}
+
+impl ErrorCode for IndexError {
+    fn code(&self) -> &'static str {
+        match self {
+            IndexError::Db(_) => "index.db",
+            IndexError::Folder { .. } => "index.folder",
+            IndexError::Config { .. } => "index.config",
+        }
+    }
+}
+
+/// A watched folder: `sensitive` makes everything inside `local_only`, whatever it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folder {
+    pub path: PathBuf,
+    pub sensitive: bool,
+}
+
+/// The folders file, `<config dir>/folders.toml`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Folders {
+    #[serde(default, rename = "folder")]
+    pub folders: Vec<Folder>,
+}
+
+impl Folders {
+    pub fn file() -> PathBuf {
+        crate::config::config_dir().join("folders.toml")
+    }
+
+    pub fn load(path: &Path) -> Result<Self, IndexError> {
+        match std::fs::read_to_string(path) {
+            Ok(s) => toml::from_str(&s).map_err(|e| IndexError::Config {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(IndexError::Config {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), IndexError> {
+        let err = |message: String| IndexError::Config {
+            path: path.display().to_string(),
+            message,
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        }
+        let text = toml::to_string(self).map_err(|e| err(e.to_string()))?;
+        // Written beside and renamed: a crash never leaves half a file.
+        let tmp = path.with_extension("toml.tmp");
+        std::fs::write(&tmp, text).map_err(|e| err(e.to_string()))?;
+        std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
+    }
+
+    /// Adds (or relabels) a folder; the path must be an existing directory.
+    pub fn add(&mut self, path: &Path, sensitive: bool) -> Result<Folder, IndexError> {
+        let canon = std::fs::canonicalize(path).map_err(|e| IndexError::Folder {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if !canon.is_dir() {
+            return Err(IndexError::Folder {
+                path: path.display().to_string(),
+                message: "not a folder".into(),
+            });
+        }
+        self.folders.retain(|f| f.path != canon);
+        let f = Folder {
+            path: canon,
+            sensitive,
+        };
+        self.folders.push(f.clone());
+        Ok(f)
+    }
+
+    pub fn remove(&mut self, path: &Path) -> bool {
+        let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let before = self.folders.len();
+        self.folders.retain(|f| f.path != canon && f.path != path);
+        before != self.folders.len()
+    }
+}
+
+/// `TANDEM_INDEX` or `<data dir>/tandem/index.sqlite3`.
+pub fn default_path() -> PathBuf {
+    std::env::var_os("TANDEM_INDEX")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("tandem")
+                .join("index.sqlite3")
+        })
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS files (
+  path TEXT PRIMARY KEY,
+  folder TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  hash TEXT,
+  kind TEXT,
+  status TEXT NOT NULL,
+  error_code TEXT,
+  error TEXT,
+  verdict TEXT,
+  labels TEXT,
+  sensitive_source INTEGER NOT NULL,
+  indexed_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queue (path TEXT PRIMARY KEY, folder TEXT NOT NULL, sensitive INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, seq UNINDEXED, text);
+";
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PassStats {
+    pub seen: u64,
+    pub indexed: u64,
+    pub unchanged: u64,
+    pub failed: u64,
+    pub removed: u64,
+}
+
+/// The index's totals (`tandem index status`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Status {
+    pub files: u64,
+    pub indexed: u64,
+    pub failed: u64,
+    pub queued: u64,
+    pub chunks: u64,
+    pub by_verdict: BTreeMap<String, u64>,
+    pub failures: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    pub path: String,
+    pub snippet: String,
+    pub verdict: Option<Verdict>,
+    pub sensitive_source: bool,
+}
+
+pub struct Index {
+    conn: Connection,
+    limits: Limits,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or_default()
+}
+
+/// Hidden files and version-control folders are skipped (caches, keys of tools, repositories).
+fn skipped(name: &std::ffi::OsStr) -> bool {
+    let n = name.to_string_lossy();
+    n.starts_with('.') || n == "node_modules" || n == "__pycache__" || n.ends_with('~')
+}
+
+/// Splits text into chunks of about `CHUNK_CHARS`, at a paragraph or line break when one is
+/// near, else at a space.
+fn chunks(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        if rest.len() <= CHUNK_CHARS {
+            out.push(rest);
+            break;
+        }
+        let mut end = CHUNK_CHARS;
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        let window = &rest[..end];
+        let cut = window
+            .rfind("\n\n")
+            .filter(|&i| i > CHUNK_CHARS / 2)
+            .or_else(|| window.rfind('\n').filter(|&i| i > CHUNK_CHARS / 2))
+            .or_else(|| window.rfind(' ').filter(|&i| i > CHUNK_CHARS / 2))
+            .map(|i| i + 1)
+            .unwrap_or(end);
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out.into_iter().filter(|c| !c.trim().is_empty()).collect()
+}
+
+impl Index {
+    pub fn open(path: &Path, limits: Limits) -> Result<Self, IndexError> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self { conn, limits })
+    }
+
+    /// Puts every file under `folder` on the persisted queue (links to folders are not
+    /// followed: no loops, no leaving the folder). Unreadable sub-folders are skipped.
+    pub fn enqueue_folder(&mut self, folder: &Folder) -> Result<u64, IndexError> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        {
+            let mut ins = tx.prepare(
+                "INSERT OR REPLACE INTO queue (path, folder, sensitive) VALUES (?1, ?2, ?3)",
+            )?;
+            let mut stack = vec![folder.path.clone()];
+            while let Some(dir) = stack.pop() {
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    tracing::warn!(dir = %dir.display(), "cannot read a folder; skipped");
+                    continue;
+                };
+                for e in entries.flatten() {
+                    if skipped(&e.file_name()) {
+                        continue;
+                    }
+                    let Ok(ft) = e.file_type() else { continue };
+                    let p = e.path();
+                    if ft.is_dir() {
+                        stack.push(p);
+                    } else if ft.is_file() || ft.is_symlink() {
+                        ins.execute(params![
+                            p.to_string_lossy(),
+                            folder.path.to_string_lossy(),
+                            folder.sensitive
+                        ])?;
+                        n += 1;
+                    }
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Works through the queue: each file is extracted, classified, chunked and written in one
+    /// transaction, then leaves the queue. Stopping at any point loses at most one file's work.
+    pub fn process_queue(
+        &mut self,
+        scanner: &Scanner,
+        mut progress: impl FnMut(&PassStats),
+    ) -> Result<PassStats, IndexError> {
+        let mut stats = PassStats::default();
+        loop {
+            let next: Option<(String, String, bool)> = self
+                .conn
+                .query_row(
+                    "SELECT path, folder, sensitive FROM queue ORDER BY path LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            let Some((path, folder, sensitive)) = next else {
+                break;
+            };
+            stats.seen += 1;
+            match self.index_file(Path::new(&path), &folder, sensitive, scanner)? {
+                Outcome::Indexed => stats.indexed += 1,
+                Outcome::Unchanged => stats.unchanged += 1,
+                Outcome::Failed => stats.failed += 1,
+                Outcome::Removed => stats.removed += 1,
+            }
+            self.conn
+                .execute("DELETE FROM queue WHERE path = ?1", params![path])?;
+            progress(&stats);
+        }
+        Ok(stats)
+    }
+
+    /// Indexes one file now (a watcher calls this after the file settled).
+    pub fn index_file(
+        &mut self,
+        path: &Path,
+        folder: &str,
+        sensitive: bool,
+        scanner: &Scanner,
+    ) -> Result<Outcome, IndexError> {
+        let key = path.to_string_lossy().into_owned();
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.forget(&key)?;
+                return Ok(Outcome::Removed);
+            }
+            // Permission denied, a link loop, ...: extraction below records the clear error.
+            Err(_) => None,
+        };
+        let (size, mtime) = meta
+            .map(|m| (m.len() as i64, mtime_ns(&m)))
+            .unwrap_or((0, 0));
+        let known: Option<(i64, i64, Option<String>, String)> = self
+            .conn
+            .query_row(
+                "SELECT size, mtime_ns, hash, status FROM files WHERE path = ?1",
+                params![key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        if let Some((s, m, _, status)) = &known {
+            if *s == size && *m == mtime && status == "indexed" {
+                return Ok(Outcome::Unchanged);
+            }
+        }
+        let doc = std::panic::catch_unwind(|| extract::extract_file(path, &self.limits))
+            .unwrap_or_else(|_| {
+                Err(extract::ExtractError::Panicked {
+                    path: key.clone(),
+                    kind: "document",
+                })
+            });
+        let doc = match doc {
+            Ok(d) => d,
+            Err(e) => {
+                let tx = self.conn.transaction()?;
+                tx.execute("DELETE FROM chunks WHERE path = ?1", params![key])?;
+                tx.execute(
+                    "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
+                     VALUES (?1, ?2, ?3, ?4, NULL, NULL, 'failed', ?5, ?6, NULL, NULL, ?7, ?8)",
+                    params![key, folder, size, mtime, e.code(), e.to_string(), sensitive, now_ms()],
+                )?;
+                tx.commit()?;
+                return Ok(Outcome::Failed);
+            }
+        };
+        let hash = hex::encode(sha2::Sha256::digest(doc.text.as_bytes()));
+        if let Some((_, _, Some(h), status)) = &known {
+            if *h == hash && status == "indexed" {
+                // Touched, not changed (a save without edits): keep the chunks.
+                self.conn.execute(
+                    "UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1",
+                    params![key, size, mtime],
+                )?;
+                return Ok(Outcome::Unchanged);
+            }
+        }
+        let provenance = if sensitive {
+            Provenance::SensitiveSource
+        } else {
+            Provenance::Content
+        };
+        let report = scanner.scan_with(&doc.text, provenance);
+        let mut labels: BTreeMap<&str, u64> = BTreeMap::new();
+        for s in &report.spans {
+            *labels.entry(s.label.as_str()).or_default() += 1;
+        }
+        let verdict = serde_json::to_value(report.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from));
+        let kind = serde_json::to_value(doc.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from));
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM chunks WHERE path = ?1", params![key])?;
+        {
+            let mut ins = tx.prepare("INSERT INTO chunks (path, seq, text) VALUES (?1, ?2, ?3)")?;
+            for (i, c) in chunks(&doc.text).into_iter().enumerate() {
+                ins.execute(params![key, i as i64, c])?;
+            }
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'indexed', NULL, NULL, ?7, ?8, ?9, ?10)",
+            params![
+                key,
+                folder,
+                size,
+                mtime,
+                hash,
+                kind,
+                verdict,
+                serde_json::to_string(&labels).unwrap_or_default(),
+                sensitive,
+                now_ms()
+            ],
+        )?;
+        tx.commit()?;
+        Ok(Outcome::Indexed)
+    }
+
+    /// Drops a file (deleted, or its folder removed).
+    pub fn forget(&mut self, path: &str) -> Result<(), IndexError> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM chunks WHERE path = ?1", params![path])?;
+        tx.execute("DELETE FROM files WHERE path = ?1", params![path])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Files indexed under `folder` that no longer exist, or every file of a folder that is no
+    /// longer watched, leave the index.
+    pub fn prune(&mut self, folders: &[Folder]) -> Result<u64, IndexError> {
+        let rows: Vec<(String, String)> = {
+            let mut st = self.conn.prepare("SELECT path, folder FROM files")?;
+            let r = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            r
+        };
+        let mut n = 0;
+        for (path, folder) in rows {
+            let watched = folders
+                .iter()
+                .any(|f| f.path.to_string_lossy() == folder.as_str());
+            if !watched || std::fs::symlink_metadata(&path).is_err() {
+                self.forget(&path)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// One full pass over the folders: prune, queue everything, work the queue (a queue left
+    /// by an interrupted pass is worked first).
+    pub fn pass(
+        &mut self,
+        folders: &[Folder],
+        scanner: &Scanner,
+        progress: impl FnMut(&PassStats),
+    ) -> Result<PassStats, IndexError> {
+        let removed = self.prune(folders)?;
+        for f in folders {
+            self.enqueue_folder(f)?;
+        }
+        let mut stats = self.process_queue(scanner, progress)?;
+        stats.removed += removed;
+        Ok(stats)
+    }
+
+    pub fn status(&self) -> Result<Status, IndexError> {
+        let count = |sql: &str| -> Result<u64, IndexError> {
+            Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64)
+        };
+        let mut s = Status {
+            files: count("SELECT count(*) FROM files")?,
+            indexed: count("SELECT count(*) FROM files WHERE status = 'indexed'")?,
+            failed: count("SELECT count(*) FROM files WHERE status = 'failed'")?,
+            queued: count("SELECT count(*) FROM queue")?,
+            chunks: count("SELECT count(*) FROM chunks")?,
+            ..Status::default()
+        };
+        let mut st = self.conn.prepare(
+            "SELECT verdict, count(*) FROM files WHERE status = 'indexed' GROUP BY verdict",
+        )?;
+        for r in st.query_map([], |r| {
+            Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+        })? {
+            let (v, n) = r?;
+            s.by_verdict.insert(v.unwrap_or_default(), n as u64);
+        }
+        let mut st = self.conn.prepare(
+            "SELECT path, error FROM files WHERE status = 'failed' ORDER BY path LIMIT 50",
+        )?;
+        for r in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+            s.failures.push(r?);
+        }
+        Ok(s)
+    }
+
+    /// Lexical search over chunks (FTS5, BM25 order). The query's words are matched as words,
+    /// never as FTS syntax, so any text is a valid query.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
+        let terms: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("\"{w}\""))
+            .collect();
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut st = self.conn.prepare(
+            "SELECT c.path, snippet(chunks, 2, '[', ']', '…', 16), f.verdict, f.sensitive_source
+             FROM chunks c JOIN files f ON f.path = c.path
+             WHERE chunks MATCH ?1 ORDER BY bm25(chunks) LIMIT ?2",
+        )?;
+        let rows = st.query_map(params![terms.join(" "), limit as i64], |r| {
+            Ok(Hit {
+                path: r.get(0)?,
+                snippet: r.get(1)?,
+                verdict: r
+                    .get::<_, Option<String>>(2)?
+                    .and_then(|v| serde_json::from_value(serde_json::Value::String(v)).ok()),
+                sensitive_source: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Indexed,
+    Unchanged,
+    Failed,
+    Removed,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn chunks_cut_at_breaks_and_cover_the_text() {
+        let text = "word ".repeat(1000);
+        let c = super::chunks(&text);
+        assert!(c.len() >= 4);
+        assert!(c.iter().all(|c| c.len() <= super::CHUNK_CHARS));
+        assert_eq!(c.concat(), text);
+    }
+}

@@ -1,0 +1,171 @@
+//! The local index on real folders and a real SQLite file: a sensitive and a normal folder,
+//! bad files among good ones, changes, deletions, and an interrupted pass that resumes.
+
+use std::path::Path;
+
+use tandem_core::extract::Limits;
+use tandem_core::index::{Folder, Folders, Index};
+use tandem_core::sensitivity::{Scanner, UserRules, Verdict};
+
+fn scanner() -> Scanner {
+    Scanner::rules_only(&UserRules::default()).unwrap()
+}
+
+fn put(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn folders_are_indexed_searched_and_kept_current() {
+    let tmp = tempfile::tempdir().unwrap();
+    let private = tmp.path().join("private");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(private.join("2026")).unwrap();
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    put(
+        &private.join("2026"),
+        "lab.txt",
+        "Lab report: HbA1c 7.1 percent, fasting glucose normal.",
+    );
+    put(&private, "budget.csv", "month,amount\nMay,1200\n");
+    put(&work, "notes.md", "# Notes\nShip the gateway on Thursday.");
+    put(
+        &work,
+        "contact.txt",
+        "Write to jane.doe@posteo.de about the gateway.",
+    );
+    put(&work, "broken.pdf", "%PDF-1.7 and nothing else");
+    put(&work, "empty.txt", "");
+    put(&work.join(".git"), "config", "[core] secret = 1");
+    std::os::unix::fs::symlink(work.join("loop2"), work.join("loop1")).unwrap();
+    std::os::unix::fs::symlink(work.join("loop1"), work.join("loop2")).unwrap();
+    let folders = vec![
+        Folder {
+            path: private.clone(),
+            sensitive: true,
+        },
+        Folder {
+            path: work.clone(),
+            sensitive: false,
+        },
+    ];
+    let db = tmp.path().join("index.sqlite3");
+    let s = scanner();
+    let mut idx = Index::open(&db, Limits::default()).unwrap();
+    let stats = idx.pass(&folders, &s, |_| {}).unwrap();
+    // 2 private + notes, contact, broken, empty + 2 link-loop entries; .git skipped.
+    assert_eq!(stats.seen, 8, "{stats:?}");
+    assert_eq!((stats.indexed, stats.failed), (5, 3), "{stats:?}");
+
+    let st = idx.status().unwrap();
+    assert_eq!((st.indexed, st.failed, st.queued), (5, 3, 0), "{st:?}");
+    assert_eq!(st.by_verdict.get("local_only"), Some(&2), "{st:?}");
+    assert_eq!(st.by_verdict.get("maskable"), Some(&1), "{st:?}");
+    assert!(
+        st.failures
+            .iter()
+            .any(|(p, e)| p.ends_with("broken.pdf") && e.contains("PDF")),
+        "{st:?}"
+    );
+    assert!(
+        st.failures.iter().any(|(p, _)| p.ends_with("loop1")),
+        "{st:?}"
+    );
+
+    let hits = idx.search("HbA1c", 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].path.ends_with("lab.txt") && hits[0].sensitive_source);
+    assert_eq!(hits[0].verdict, Some(Verdict::LocalOnly));
+    assert!(hits[0].snippet.contains("[HbA1c]"), "{:?}", hits[0]);
+    let hits = idx.search("gateway", 5).unwrap();
+    assert_eq!(hits.len(), 2);
+    // Any text is a valid query (FTS syntax is not interpreted).
+    assert!(idx.search("\"unbalanced AND (", 5).is_ok());
+    assert!(
+        idx.search("secret", 5).unwrap().is_empty(),
+        "hidden folders are skipped"
+    );
+
+    // A second pass changes nothing; an edit, a touch and a deletion are each seen.
+    let stats = idx.pass(&folders, &s, |_| {}).unwrap();
+    assert_eq!((stats.indexed, stats.unchanged), (0, 5), "{stats:?}");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    put(&work, "notes.md", "# Notes\nShip the gateway on Friday.");
+    std::fs::File::options()
+        .append(true)
+        .open(work.join("contact.txt"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    std::fs::remove_file(private.join("budget.csv")).unwrap();
+    let stats = idx.pass(&folders, &s, |_| {}).unwrap();
+    assert_eq!(
+        (stats.indexed, stats.unchanged, stats.removed),
+        (1, 3, 1),
+        "{stats:?}"
+    );
+    assert!(idx.search("Friday", 5).unwrap()[0]
+        .path
+        .ends_with("notes.md"));
+    assert!(idx.search("Thursday", 5).unwrap().is_empty());
+
+    // A folder no longer watched leaves the index.
+    let stats = idx.pass(&folders[1..], &s, |_| {}).unwrap();
+    assert_eq!(stats.removed, 1, "{stats:?}");
+    assert!(idx.search("HbA1c", 5).unwrap().is_empty());
+}
+
+#[test]
+fn an_interrupted_pass_resumes_and_indexes_each_file_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..40 {
+        put(
+            &docs,
+            &format!("f{i:02}.txt"),
+            &format!("document number {i} about apples"),
+        );
+    }
+    let folder = Folder {
+        path: docs.clone(),
+        sensitive: false,
+    };
+    let db = tmp.path().join("index.sqlite3");
+    let s = scanner();
+    {
+        let mut idx = Index::open(&db, Limits::default()).unwrap();
+        assert_eq!(idx.enqueue_folder(&folder).unwrap(), 40);
+        // Stop after 15 files, as a crash would (the panic unwinds out of the pass).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            idx.process_queue(&s, |st| {
+                if st.seen == 15 {
+                    panic!("stopped");
+                }
+            })
+        }));
+        assert!(r.is_err());
+    }
+    let mut idx = Index::open(&db, Limits::default()).unwrap();
+    let st = idx.status().unwrap();
+    assert_eq!((st.indexed, st.queued), (15, 25), "{st:?}");
+    let stats = idx.pass(std::slice::from_ref(&folder), &s, |_| {}).unwrap();
+    assert_eq!((stats.indexed, stats.unchanged), (25, 15), "{stats:?}");
+    assert_eq!(idx.search("apples", 100).unwrap().len(), 40);
+}
+
+#[test]
+fn the_folders_file_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("cfg/folders.toml");
+    let mut f = Folders::load(&file).unwrap();
+    assert!(f.folders.is_empty());
+    f.add(tmp.path(), true).unwrap();
+    assert!(f.add(&tmp.path().join("missing"), false).is_err());
+    f.save(&file).unwrap();
+    let mut g = Folders::load(&file).unwrap();
+    assert_eq!(g.folders, f.folders);
+    assert!(g.remove(tmp.path()));
+    std::fs::write(&file, "folder = 3").unwrap();
+    assert!(Folders::load(&file).is_err());
+}
