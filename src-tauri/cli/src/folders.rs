@@ -37,6 +37,14 @@ pub enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Index now, then keep the index current as files change (one JSON line per event on
+    /// stdout: {"event": "indexed"|"unchanged"|"failed"|"removed"|"rescanned"|"warning", ...}).
+    /// Ctrl-C stops.
+    Watch {
+        /// Poll every N milliseconds instead of using OS events (network file systems).
+        #[arg(long)]
+        poll_ms: Option<u64>,
+    },
     /// Files indexed, failed and queued, by verdict, with the failures' errors.
     Status {
         #[arg(long)]
@@ -110,6 +118,32 @@ pub async fn index_cmd(settings: &Settings, command: IndexCommand) -> Result<()>
                         "{} files seen: {} indexed, {} unchanged, {} failed, {} removed",
                         stats.seen, stats.indexed, stats.unchanged, stats.failed, stats.removed
                     );
+                }
+            }
+            IndexCommand::Watch { poll_ms } => {
+                let folders = Folders::load(&Folders::file()).map_err(coded)?.folders;
+                if folders.is_empty() {
+                    anyhow::bail!("no folders to watch (tandem folders add PATH --sensitive|--normal)");
+                }
+                let scanner = std::sync::Arc::new(crate::scan::scanner(&models, None, true)?);
+                let stats = idx.pass(&folders, &scanner, |_| {}).map_err(coded)?;
+                eprintln!(
+                    "indexed {} files ({} unchanged, {} failed); watching {} folder(s), Ctrl-C stops",
+                    stats.indexed, stats.unchanged, stats.failed, folders.len()
+                );
+                let opts = tandem_core::watcher::WatchOptions {
+                    poll: poll_ms.map(std::time::Duration::from_millis),
+                    ..Default::default()
+                };
+                let _w = tandem_core::watcher::FolderWatcher::start(folders, idx, scanner, opts, |ev| {
+                    if let Ok(line) = serde_json::to_string(&ev) {
+                        println!("{line}");
+                    }
+                })
+                .map_err(coded)?;
+                // Until the process is interrupted (the default SIGINT handling ends it).
+                loop {
+                    std::thread::park();
                 }
             }
             IndexCommand::Status { json } => {

@@ -18,5 +18,6 @@ pub mod network;
 pub mod router;
 pub mod secrets;
 pub mod sensitivity;
+pub mod watcher;
 
 pub use error::ErrorCode;

@@ -14,3 +14,4 @@ mod model_files;
 mod network;
 mod router;
 mod sensitivity;
+mod watcher;
