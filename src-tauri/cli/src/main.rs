@@ -51,6 +51,10 @@ enum Command {
         /// Only the local model, no routing (the `ask --local --json` contract).
         #[arg(long, conflicts_with_all = ["agent", "cloud", "attach", "policy", "explain"])]
         local: bool,
+        /// Add the best-matching excerpts of the watched folders' index to the question (files
+        /// from sensitive folders never leave the device).
+        #[arg(long)]
+        from_folders: bool,
         /// Attach a text file (repeatable).
         #[arg(long)]
         attach: Vec<std::path::PathBuf>,
@@ -360,6 +364,7 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
         Command::Ask {
             local,
+            from_folders,
             attach,
             policy,
             explain,
@@ -378,6 +383,7 @@ async fn run(cli: Cli) -> Result<()> {
             if !local {
                 let args = orchestrate::AskArgs {
                     prompt: prompt.join(" "),
+                    from_folders,
                     attach,
                     policy: match policy {
                         Some(p) => p.parse().map_err(anyhow::Error::msg)?,

@@ -59,6 +59,46 @@ pub async fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
     Ok(out)
 }
 
+/// Excerpts of the local index that match the prompt, as attachments. Files from sensitive
+/// folders keep that provenance, so the router never lets their content leave.
+async fn folder_context(prompt: &str) -> Result<Vec<Attachment>> {
+    let q = prompt.to_string();
+    let hits = tokio::task::spawn_blocking(move || {
+        tandem_core::index::Index::open(
+            &tandem_core::index::default_path(),
+            tandem_core::extract::Limits::default(),
+        )
+        .and_then(|i| i.related(&q, 3))
+    })
+    .await?
+    .map_err(coded)?;
+    if hits.is_empty() {
+        eprintln!("notice: nothing in the watched folders matches the question");
+    }
+    Ok(hits
+        .into_iter()
+        .map(|h| {
+            let name = std::path::Path::new(&h.path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or(h.path.clone());
+            eprintln!(
+                "notice: using an excerpt of {name}{}",
+                if h.sensitive_source {
+                    " (sensitive folder: it stays on this device)"
+                } else {
+                    ""
+                }
+            );
+            Attachment {
+                name,
+                text: h.text,
+                sensitive_source: h.sensitive_source,
+            }
+        })
+        .collect())
+}
+
 /// The local model's size class, from the manifest entry of the loaded model.
 fn local_class(settings: &Settings, name: &str) -> LocalClass {
     tandem_core::models::Manifest::load(&settings.models_dir)
@@ -75,6 +115,8 @@ fn local_class(settings: &Settings, name: &str) -> LocalClass {
 
 pub struct AskArgs {
     pub prompt: String,
+    /// Attach the best-matching excerpts of the local index (watched folders).
+    pub from_folders: bool,
     pub attach: Vec<PathBuf>,
     pub policy: Policy,
     pub explain: bool,
@@ -122,7 +164,10 @@ pub async fn orchestrator(settings: &Settings) -> Result<(Arc<Orchestrator>, Cat
 
 pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     // Bad input fails before anything slow starts.
-    let attachments = read_attachments(&a.attach).await?;
+    let mut attachments = read_attachments(&a.attach).await?;
+    if a.from_folders {
+        attachments.extend(folder_context(&a.prompt).await?);
+    }
     let (orch, catalog) = orchestrator(settings).await?;
     let task = Task {
         prompt: a.prompt,

@@ -179,6 +179,8 @@ pub struct Status {
 pub struct Hit {
     pub path: String,
     pub snippet: String,
+    /// The whole chunk (about 1,200 characters) the snippet comes from.
+    pub text: String,
     pub verdict: Option<Verdict>,
     pub sensitive_source: bool,
 }
@@ -518,15 +520,36 @@ impl Index {
             .filter(|w| !w.is_empty())
             .map(|w| format!("\"{w}\""))
             .collect();
-        if terms.is_empty() {
+        self.matching(&terms.join(" "), limit)
+    }
+
+    /// Chunks related to a question: any of its words (short and common ones dropped), best
+    /// first. What `ask --from-folders` attaches.
+    pub fn related(&self, question: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
+        const COMMON: &[&str] = &[
+            "the", "and", "for", "with", "what", "did", "does", "was", "were", "are", "you",
+            "your", "my", "mine", "our", "about", "say", "said", "tell", "from", "that", "this",
+            "how", "when", "where", "which", "who", "why", "can", "could", "would", "should",
+            "have", "has", "had", "last", "please", "show", "find", "into", "there",
+        ];
+        let terms: Vec<String> = question
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3 && !COMMON.contains(&w.to_lowercase().as_str()))
+            .map(|w| format!("\"{w}\""))
+            .collect();
+        self.matching(&terms.join(" OR "), limit)
+    }
+
+    fn matching(&self, expr: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
+        if expr.is_empty() {
             return Ok(Vec::new());
         }
         let mut st = self.conn.prepare(
-            "SELECT c.path, snippet(chunks, 2, '[', ']', '…', 16), f.verdict, f.sensitive_source
+            "SELECT c.path, snippet(chunks, 2, '[', ']', '…', 16), f.verdict, f.sensitive_source, c.text
              FROM chunks c JOIN files f ON f.path = c.path
              WHERE chunks MATCH ?1 ORDER BY bm25(chunks) LIMIT ?2",
         )?;
-        let rows = st.query_map(params![terms.join(" "), limit as i64], |r| {
+        let rows = st.query_map(params![expr, limit as i64], |r| {
             Ok(Hit {
                 path: r.get(0)?,
                 snippet: r.get(1)?,
@@ -534,6 +557,7 @@ impl Index {
                     .get::<_, Option<String>>(2)?
                     .and_then(|v| serde_json::from_value(serde_json::Value::String(v)).ok()),
                 sensitive_source: r.get(3)?,
+                text: r.get(4)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)

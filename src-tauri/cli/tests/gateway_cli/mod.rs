@@ -263,3 +263,73 @@ fn the_gateway_token_is_made_once_kept_in_the_keychain_and_rotated() {
     assert_eq!(s.models_status(&t2), 200);
     assert_eq!(s.models_status(&t1), 401);
 }
+
+/// Issue 6's promise end to end: a file in a sensitive folder, indexed, found by the question,
+/// used by the task, and never sent, even to an agent the user named.
+#[test]
+fn a_task_that_uses_a_sensitive_folder_never_sends_its_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
+    let health = tmp.path().join("health");
+    std::fs::create_dir_all(&health).unwrap();
+    std::fs::write(
+        health.join("lab.txt"),
+        "Lab report for the patient: HbA1c 7.1 percent, marker quetzalcoatl.",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut c = super::tandem();
+        c.env("TANDEM_CONFIG_DIR", tmp.path().join("config"))
+            .env("TANDEM_LEDGER", tmp.path().join("ledger.sqlite3"))
+            .env("TANDEM_INDEX", tmp.path().join("index.sqlite3"))
+            .env("TANDEM_NER", "off")
+            .env("TANDEM_KEY_LB", KEY)
+            .args(args);
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "tandem {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    run(&[
+        "cloud",
+        "add",
+        "lb",
+        "--wire",
+        "openai",
+        "--base-url",
+        &lb.base_url(),
+        "--model",
+        "echo",
+    ]);
+    run(&["folders", "add", health.to_str().unwrap(), "--sensitive"]);
+    run(&["index", "run"]);
+    let (_, err) = run(&[
+        "ask",
+        "--from-folders",
+        "--agent",
+        "lb",
+        "--explain",
+        "--max-tokens",
+        "16",
+        "What did my lab report say about HbA1c?",
+    ]);
+    assert!(
+        err.contains("excerpt of lab.txt (sensitive folder"),
+        "{err}"
+    );
+    for body in lb.received() {
+        let raw = body.to_string();
+        assert!(
+            !raw.contains("quetzalcoatl") && !raw.contains("7.1"),
+            "{raw}"
+        );
+    }
+    drop(rt);
+}
