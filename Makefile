@@ -49,3 +49,4 @@ bench:
 	@bench/local_engine.sh
 	@bench/sensitivity.sh
 	@bench/gateway.sh
+	@bench/index.sh
