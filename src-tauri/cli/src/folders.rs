@@ -20,6 +20,12 @@ pub enum FoldersCommand {
         sensitive: bool,
         #[arg(long)]
         normal: bool,
+        /// Only files matching this glob, relative to the folder (repeatable): `**/*.pdf`.
+        #[arg(long)]
+        include: Vec<String>,
+        /// Skip files matching this glob (repeatable; wins over --include): `drafts/**`.
+        #[arg(long)]
+        exclude: Vec<String>,
     },
     /// The watched folders.
     List {
@@ -57,9 +63,15 @@ pub fn folders_cmd(command: FoldersCommand) -> Result<()> {
     let mut folders = Folders::load(&file).map_err(coded)?;
     match command {
         FoldersCommand::Add {
-            path, sensitive, ..
+            path,
+            sensitive,
+            include,
+            exclude,
+            ..
         } => {
-            let f = folders.add(&path, sensitive).map_err(coded)?;
+            let f = folders
+                .add_with(&path, sensitive, include, exclude)
+                .map_err(coded)?;
             folders.save(&file).map_err(coded)?;
             println!(
                 "watching {} ({})",

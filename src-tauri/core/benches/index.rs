@@ -110,6 +110,7 @@ fn main() {
     let folders = vec![Folder {
         path: root.clone(),
         sensitive: false,
+        ..Folder::default()
     }];
     let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).expect("scanner"));
     let rss_before = status_kb("VmRSS:");

@@ -44,10 +44,53 @@ impl ErrorCode for IndexError {
 }
 
 /// A watched folder: `sensitive` makes everything inside `local_only`, whatever it says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `include`/`exclude` are globs on the path relative to the folder (`**/*.pdf`, `drafts/**`):
+/// with includes, only matching files are read; excludes always win.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Folder {
     pub path: PathBuf,
     pub sensitive: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+}
+
+/// A folder's globs, compiled.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    include: Option<globset::GlobSet>,
+    exclude: globset::GlobSet,
+}
+
+impl Filter {
+    pub fn new(f: &Folder) -> Result<Self, IndexError> {
+        let set = |globs: &[String]| -> Result<globset::GlobSet, IndexError> {
+            let mut b = globset::GlobSetBuilder::new();
+            for g in globs {
+                b.add(globset::Glob::new(g).map_err(|e| IndexError::Folder {
+                    path: f.path.display().to_string(),
+                    message: format!("bad glob {g:?}: {e}"),
+                })?);
+            }
+            b.build().map_err(|e| IndexError::Folder {
+                path: f.path.display().to_string(),
+                message: e.to_string(),
+            })
+        };
+        Ok(Self {
+            include: (!f.include.is_empty())
+                .then(|| set(&f.include))
+                .transpose()?,
+            exclude: set(&f.exclude)?,
+        })
+    }
+
+    /// Whether a file at `path` (under `root`) is read.
+    pub fn allows(&self, root: &Path, path: &Path) -> bool {
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        !self.exclude.is_match(rel) && self.include.as_ref().is_none_or(|i| i.is_match(rel))
+    }
 }
 
 /// The folders file, `<config dir>/folders.toml`.
@@ -93,6 +136,17 @@ impl Folders {
 
     /// Adds (or relabels) a folder; the path must be an existing directory.
     pub fn add(&mut self, path: &Path, sensitive: bool) -> Result<Folder, IndexError> {
+        self.add_with(path, sensitive, Vec::new(), Vec::new())
+    }
+
+    /// Adds (or replaces) a folder with include/exclude globs (checked here).
+    pub fn add_with(
+        &mut self,
+        path: &Path,
+        sensitive: bool,
+        include: Vec<String>,
+        exclude: Vec<String>,
+    ) -> Result<Folder, IndexError> {
         let canon = std::fs::canonicalize(path).map_err(|e| IndexError::Folder {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -107,7 +161,10 @@ impl Folders {
         let f = Folder {
             path: canon,
             sensitive,
+            include,
+            exclude,
         };
+        Filter::new(&f)?;
         self.folders.push(f.clone());
         Ok(f)
     }
@@ -284,6 +341,7 @@ impl Index {
     /// Puts every file under `folder` on the persisted queue (links to folders are not
     /// followed: no loops, no leaving the folder). Unreadable sub-folders are skipped.
     pub fn enqueue_folder(&mut self, folder: &Folder) -> Result<u64, IndexError> {
+        let filter = Filter::new(folder)?;
         let tx = self.conn.transaction()?;
         let mut n = 0;
         {
@@ -304,7 +362,7 @@ impl Index {
                     let p = e.path();
                     if ft.is_dir() {
                         stack.push(p);
-                    } else if ft.is_file() || ft.is_symlink() {
+                    } else if (ft.is_file() || ft.is_symlink()) && filter.allows(&folder.path, &p) {
                         ins.execute(params![
                             p.to_string_lossy(),
                             folder.path.to_string_lossy(),
@@ -491,9 +549,10 @@ impl Index {
         };
         let mut n = 0;
         for (path, folder) in rows {
-            let watched = folders
-                .iter()
-                .any(|f| f.path.to_string_lossy() == folder.as_str());
+            let watched = folders.iter().any(|f| {
+                f.path.to_string_lossy() == folder.as_str()
+                    && Filter::new(f).is_ok_and(|flt| flt.allows(&f.path, Path::new(&path)))
+            });
             if !watched || std::fs::symlink_metadata(&path).is_err() {
                 self.forget(&path)?;
                 n += 1;

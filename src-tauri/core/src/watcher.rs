@@ -283,6 +283,11 @@ fn touch(folders: &[Folder], pending: &mut HashMap<PathBuf, Pending>, p: PathBuf
     if hidden(&p, &folders[fi].path) {
         return;
     }
+    if !p.is_dir()
+        && !crate::index::Filter::new(&folders[fi]).is_ok_and(|f| f.allows(&folders[fi].path, &p))
+    {
+        return;
+    }
     if p.is_dir() {
         // A folder moved in or created with files: everything under it.
         if let Ok(entries) = std::fs::read_dir(&p) {

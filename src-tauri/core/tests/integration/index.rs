@@ -43,10 +43,12 @@ fn folders_are_indexed_searched_and_kept_current() {
         Folder {
             path: private.clone(),
             sensitive: true,
+            ..Folder::default()
         },
         Folder {
             path: work.clone(),
             sensitive: false,
+            ..Folder::default()
         },
     ];
     let db = tmp.path().join("index.sqlite3");
@@ -130,6 +132,7 @@ fn an_interrupted_pass_resumes_and_indexes_each_file_once() {
     let folder = Folder {
         path: docs.clone(),
         sensitive: false,
+        ..Folder::default()
     };
     let db = tmp.path().join("index.sqlite3");
     let s = scanner();
@@ -168,4 +171,41 @@ fn the_folders_file_round_trips() {
     assert!(g.remove(tmp.path()));
     std::fs::write(&file, "folder = 3").unwrap();
     assert!(Folders::load(&file).is_err());
+}
+
+#[test]
+fn include_and_exclude_globs_choose_the_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("docs");
+    std::fs::create_dir_all(root.join("drafts")).unwrap();
+    put(&root, "a.txt", "alpha words");
+    put(&root, "b.md", "beta words");
+    put(&root.join("drafts"), "c.txt", "gamma words");
+    let root = std::fs::canonicalize(&root).unwrap();
+    let mut folders = Folders::default();
+    let f = folders
+        .add_with(
+            &root,
+            false,
+            vec!["**/*.txt".into()],
+            vec!["drafts/**".into()],
+        )
+        .unwrap();
+    assert!(folders
+        .add_with(&root, false, vec!["[unclosed".into()], vec![])
+        .is_err());
+    let s = scanner();
+    let mut idx = Index::open(&tmp.path().join("i.sqlite3"), Limits::default()).unwrap();
+    let stats = idx.pass(std::slice::from_ref(&f), &s, |_| {}).unwrap();
+    assert_eq!((stats.seen, stats.indexed), (1, 1), "{stats:?}");
+    assert_eq!(idx.search("words", 10).unwrap().len(), 1);
+    // Narrowing the globs later removes what no longer matches.
+    let all = Folder {
+        path: root.clone(),
+        ..Folder::default()
+    };
+    idx.pass(std::slice::from_ref(&all), &s, |_| {}).unwrap();
+    assert_eq!(idx.search("words", 10).unwrap().len(), 3);
+    let stats = idx.pass(std::slice::from_ref(&f), &s, |_| {}).unwrap();
+    assert_eq!(stats.removed, 2, "{stats:?}");
 }

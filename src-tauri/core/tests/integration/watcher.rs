@@ -40,6 +40,7 @@ fn run(opts: WatchOptions, quiet: bool) {
     let folders = vec![Folder {
         path: root.clone(),
         sensitive: true,
+        ..Folder::default()
     }];
     let (tx, rx) = mpsc::channel();
     let w = FolderWatcher::start(
