@@ -23,10 +23,7 @@ use crate::coded;
 
 /// `TANDEM_LEDGER` or `<data dir>/tandem/ledger.sqlite3`.
 pub fn ledger_path() -> PathBuf {
-    std::env::var_os("TANDEM_LEDGER")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(ledger::default_path)
+    ledger::default_path()
 }
 
 async fn scanner(settings: &Settings) -> Result<Arc<Scanner>> {

@@ -153,6 +153,20 @@ pub fn default_models_dir() -> PathBuf {
         .join("models")
 }
 
+/// A file in Tandem's data directory (`<user data dir>/tandem/NAME`), unless the environment
+/// variable `env` names another path: where the ledger and the index live.
+pub fn data_file(env: &str, name: &str) -> PathBuf {
+    std::env::var_os(env)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("tandem")
+                .join(name)
+        })
+}
+
 /// Tandem's configuration directory: `$TANDEM_CONFIG_DIR`, else `<user config dir>/tandem`
 /// (`~/.config/tandem` on Linux).
 pub fn config_dir() -> PathBuf {

@@ -179,15 +179,7 @@ impl Folders {
 
 /// `TANDEM_INDEX` or `<data dir>/tandem/index.sqlite3`.
 pub fn default_path() -> PathBuf {
-    std::env::var_os("TANDEM_INDEX")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            dirs::data_dir()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join("tandem")
-                .join("index.sqlite3")
-        })
+    crate::config::data_file("TANDEM_INDEX", "index.sqlite3")
 }
 
 const SCHEMA: &str = "

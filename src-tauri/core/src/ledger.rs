@@ -180,12 +180,9 @@ pub struct Ledger {
     path: PathBuf,
 }
 
-/// `<data dir>/tandem/ledger.sqlite3`.
+/// `TANDEM_LEDGER`, else `<data dir>/tandem/ledger.sqlite3`.
 pub fn default_path() -> PathBuf {
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("tandem")
-        .join("ledger.sqlite3")
+    crate::config::data_file("TANDEM_LEDGER", "ledger.sqlite3")
 }
 
 const SCHEMA: &str = "
