@@ -32,7 +32,11 @@ pub async fn serve(settings: &Settings, port: u16, rotate: bool, policy: Policy)
             eprintln!("token (shown once, kept in the OS keychain): {}", token.expose());
         }
     }
-    eprintln!("tandem gateway listening on http://{addr}/v1 (policy {policy:?}; Ctrl-C stops)");
+    let policy_name = serde_json::to_value(policy)?;
+    eprintln!(
+        "tandem gateway listening on http://{addr}/v1 (policy {}; Ctrl-C stops)",
+        policy_name.as_str().unwrap_or("balanced")
+    );
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
