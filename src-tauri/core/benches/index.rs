@@ -15,6 +15,10 @@ use tandem_core::index::{Folder, Index};
 use tandem_core::sensitivity::{Scanner, UserRules};
 use tandem_core::watcher::{FolderWatcher, WatchEvent, WatchOptions};
 
+#[path = "../tests/support/pdf.rs"]
+mod pdf_support;
+use pdf_support::pdf;
+
 const FILES: usize = 10_000;
 
 fn status_kb(field: &str) -> u64 {
@@ -26,32 +30,6 @@ fn status_kb(field: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
-}
-
-fn pdf(text: &str) -> Vec<u8> {
-    let content = format!("BT /F1 12 Tf 72 712 Td ({text}) Tj ET");
-    let objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>".to_string(),
-        format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len()),
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
-    ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 6\n0000000000 65535 f \n").as_bytes());
-    for off in offsets {
-        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!("trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").as_bytes(),
-    );
-    out
 }
 
 fn docx(text: &str) -> Vec<u8> {

@@ -12,6 +12,8 @@ mod index;
 mod local_engine;
 mod model_files;
 mod network;
+#[path = "../support/pdf.rs"]
+mod pdf_support;
 mod router;
 mod sensitivity;
 mod watcher;
