@@ -1,11 +1,12 @@
 //! The app's commands through Tauri's mock runtime (no display needed), on the
 //! real core and the real small model.
 
-use tandem_app::AppState;
+use tandem_app::{AppState, DataPaths};
 use tandem_core::config::RawConfig;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
+use tauri::Manager;
 use tauri::WebviewWindowBuilder;
 
 fn request(cmd: &str, body: serde_json::Value) -> InvokeRequest {
@@ -20,16 +21,18 @@ fn request(cmd: &str, body: serde_json::Value) -> InvokeRequest {
     }
 }
 
-fn app() -> (
-    tauri::App<tauri::test::MockRuntime>,
-    tauri::WebviewWindow<tauri::test::MockRuntime>,
-) {
+type MockApp = tauri::App<tauri::test::MockRuntime>;
+type MockWindow = tauri::WebviewWindow<tauri::test::MockRuntime>;
+
+/// The app on the mock runtime with every data file in `dir` (the real model, no cloud
+/// provider with a key: TANDEM_KEY_* variables are not set in this test binary).
+fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
     let raw = RawConfig {
         models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
         threads: Some(2),
         ..Default::default()
     };
-    let state = AppState::new(raw.validate().unwrap());
+    let state = AppState::new(raw.validate().unwrap(), DataPaths::under(dir));
     let app = tandem_app::build(mock_builder(), state)
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -37,6 +40,19 @@ fn app() -> (
         .build()
         .unwrap();
     (app, window)
+}
+
+fn app() -> (MockApp, MockWindow) {
+    // Leaked on purpose: the directory must outlive the app in these short tests.
+    let dir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
+    app_in(dir.path())
+}
+
+fn call(window: &MockWindow, cmd: &str, body: serde_json::Value) -> serde_json::Value {
+    get_ipc_response(window, request(cmd, body))
+        .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+        .deserialize()
+        .unwrap()
 }
 
 #[test]
@@ -93,4 +109,207 @@ fn errors_carry_stable_codes() {
     )
     .unwrap_err();
     assert_eq!(err["code"], "local.bad_request", "{err}");
+}
+
+#[test]
+fn a_routed_question_streams_is_stored_and_nothing_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = app_in(dir.path());
+    let asked = call(
+        &window,
+        "ask",
+        serde_json::json!({ "prompt": "What is the capital of Germany?", "attachments": [],
+            "task": "t-capital", "maxTokens": 16, "onEvent": "__CHANNEL__:9" }),
+    );
+    let turn = &asked["turn"];
+    assert!(
+        turn["answer"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("berlin"),
+        "{asked}"
+    );
+    // No cloud agent has a key here: the plan says so and the answer is local.
+    assert_eq!(turn["plan"]["route"], "local", "{turn}");
+    assert!(turn["summary"]["local_tokens"].as_u64().unwrap() >= 1);
+    assert_eq!(turn["stopped"], false);
+    let conv = asked["conversation"].as_str().unwrap().to_string();
+
+    // A follow-up in the same conversation, then both are stored, in order, across a restart.
+    call(
+        &window,
+        "ask",
+        serde_json::json!({ "conversation": conv, "prompt": "And of France?", "attachments": [],
+            "task": "t-france", "maxTokens": 8, "onEvent": "__CHANNEL__:10" }),
+    );
+    drop((_app, window));
+    let (_app, window) = app_in(dir.path());
+    let list = call(&window, "conversations", serde_json::json!({}));
+    assert_eq!(list[0]["id"], conv.as_str());
+    assert_eq!(list[0]["turns"], 2);
+    let turns = call(&window, "conversation", serde_json::json!({ "id": conv }));
+    assert_eq!(turns[1]["question"], "And of France?");
+    assert_eq!(
+        call(
+            &window,
+            "what_left",
+            serde_json::json!({ "task": "t-capital" })
+        ),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        call(
+            &window,
+            "delete_conversation",
+            serde_json::json!({ "id": conv })
+        ),
+        true
+    );
+    assert_eq!(
+        call(&window, "conversations", serde_json::json!({})),
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn stop_ends_an_answer_and_keeps_what_arrived() {
+    let (_app, window) = app();
+    let w = window.clone();
+    let asking = std::thread::spawn(move || {
+        call(
+            &w,
+            "ask",
+            serde_json::json!({ "prompt": "Write a long story about a lighthouse keeper.",
+                "attachments": [], "task": "t-long", "maxTokens": 2000, "onEvent": "__CHANNEL__:11" }),
+        )
+    });
+    // Wait until the run is registered and has produced something, then stop it.
+    let state = window.state::<AppState>().inner().clone();
+    let start = std::time::Instant::now();
+    while !state.runs.lock().unwrap().contains_key("t-long") {
+        assert!(start.elapsed().as_secs() < 120, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        call(&window, "stop", serde_json::json!({ "task": "t-long" })),
+        true
+    );
+    let asked = asking.join().unwrap();
+    assert_eq!(asked["turn"]["stopped"], true, "{asked}");
+    assert!(asked["turn"]["summary"].is_null());
+    // Stopping twice is harmless.
+    assert_eq!(
+        call(&window, "stop", serde_json::json!({ "task": "t-long" })),
+        false
+    );
+}
+
+#[test]
+fn dropped_files_become_chips_and_bad_input_is_refused_with_codes() {
+    let (app, window) = app();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("statement.txt");
+    std::fs::write(
+        &file,
+        "Account holder: Jane Doe\nIBAN GB82 WEST 1234 5698 7654 32\nIBAN DE89 3704 0044 0532 0130 00\n",
+    )
+    .unwrap();
+    let state = app.state::<AppState>().inner().clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let chip = rt.block_on(tandem_app::stage(&state, &file)).unwrap();
+    assert_eq!(chip.name, "statement.txt");
+    assert_eq!(chip.counts.get("IBAN_CODE"), Some(&2), "{chip:?}");
+    assert_ne!(chip.verdict, tandem_core::sensitivity::Verdict::Public);
+    let missing = rt.block_on(tandem_app::stage(&state, &dir.path().join("nope.pdf")));
+    assert_eq!(missing.unwrap_err().code, "extract.not_found");
+    assert_eq!(
+        call(&window, "detach_file", serde_json::json!({ "id": chip.id })),
+        true
+    );
+    assert_eq!(
+        call(&window, "detach_file", serde_json::json!({ "id": chip.id })),
+        false
+    );
+
+    let err = |cmd: &str, body: serde_json::Value| {
+        get_ipc_response(&window, request(cmd, body)).unwrap_err()
+    };
+    let e = err(
+        "ask",
+        serde_json::json!({ "prompt": "hi", "attachments": [chip.id], "task": "t1", "onEvent": "__CHANNEL__:12" }),
+    );
+    assert_eq!(e["code"], "app.bad_input", "{e}");
+    let e = err(
+        "ask",
+        serde_json::json!({ "prompt": "hi", "attachments": [], "task": "../x", "onEvent": "__CHANNEL__:13" }),
+    );
+    assert_eq!(e["code"], "app.bad_input", "{e}");
+    let e = err(
+        "ask",
+        serde_json::json!({ "prompt": " ", "attachments": [], "task": "t2", "onEvent": "__CHANNEL__:14" }),
+    );
+    assert_eq!(e["code"], "app.bad_input", "{e}");
+    let e = err("conversation", serde_json::json!({ "id": "nope" }));
+    assert_eq!(e["code"], "conversations.not_found", "{e}");
+    let e = err(
+        "set_key",
+        serde_json::json!({ "provider": "../etc", "key": "sk-1" }),
+    );
+    assert_eq!(e["code"], "secrets.bad_name", "{e}");
+    let e = err(
+        "set_key",
+        serde_json::json!({ "provider": "openai", "key": "a\nb" }),
+    );
+    assert_eq!(e["code"], "secrets.bad_key", "{e}");
+    let e = err("set_policy", serde_json::json!({ "policy": "reckless" }));
+    assert!(e.to_string().contains("reckless"), "{e}");
+}
+
+#[test]
+fn settings_pause_and_policy_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = app_in(dir.path());
+    let s = call(&window, "get_settings", serde_json::json!({}));
+    assert_eq!(s["cloud_paused"], false);
+    assert_eq!(s["policy"], "balanced");
+    assert_eq!(s["shortcut"], "CommandOrControl+Shift+Space");
+    let openai = s["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "openai")
+        .unwrap();
+    assert!(openai["agents"].as_array().unwrap().len() >= 2, "{openai}");
+    assert!(openai.get("key").is_some() && !openai.to_string().contains("sk-"));
+    assert_eq!(
+        call(
+            &window,
+            "set_cloud_paused",
+            serde_json::json!({ "paused": true })
+        ),
+        true
+    );
+    assert_eq!(
+        call(
+            &window,
+            "set_policy",
+            serde_json::json!({ "policy": "private" })
+        ),
+        "private"
+    );
+    drop((_app, window));
+    let (_app, window) = app_in(dir.path());
+    let s = call(&window, "get_settings", serde_json::json!({}));
+    assert_eq!(
+        (s["cloud_paused"].clone(), s["policy"].clone()),
+        (serde_json::json!(true), serde_json::json!("private"))
+    );
+    let l = call(&window, "ledger", serde_json::json!({}));
+    assert_eq!(l["totals"]["sent"], 0);
+    assert!(l["path"]
+        .as_str()
+        .unwrap()
+        .starts_with(dir.path().to_str().unwrap()));
 }

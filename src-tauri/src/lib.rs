@@ -1,36 +1,134 @@
-//! The Tauri shell: windows, IPC commands and events around tandem-core. No logic
-//! lives here; each command is a few lines that call the core.
+//! The Tauri shell: windows, tray, global shortcut, IPC commands and events around
+//! tandem-core. No logic lives here; each command is a few lines that call the core.
 
 mod commands;
-mod state;
+pub mod state;
+mod tray;
 
-use tauri::{Emitter, Manager, Runtime};
+use tauri::{
+    DragDropEvent, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder, WindowEvent,
+};
 
-pub use state::AppState;
+pub use commands::attach::{stage, stage_all, AttachEvent, Chip};
+pub use state::{AppState, DataPaths, Prefs};
+
+/// Quick ask opens with this unless the user chose another (Cmd on macOS, Ctrl elsewhere).
+pub const DEFAULT_SHORTCUT: &str = "CommandOrControl+Shift+Space";
+
+/// Label of the small frameless quick-ask window (created hidden at startup so the shortcut
+/// shows it at once).
+pub const QUICK: &str = "quick";
+
+/// Pause or resume the cloud: saved in the prefs, applied to the egress guard now, and told to
+/// every window (the tray and the settings page both switch it).
+pub async fn apply_pause<R: Runtime>(app: &tauri::AppHandle<R>, paused: bool) {
+    let state = app.state::<AppState>().inner().clone();
+    let prefs = state.update_prefs(|p| p.cloud_paused = paused).await;
+    state.apply_pause_now(paused).await;
+    tray::set_paused(app, paused);
+    let _ = app.emit("tandem://prefs", &prefs);
+}
+
+/// Shows quick ask (focused, input ready) or hides it when it is already showing.
+pub fn toggle_quick<R: Runtime>(app: &tauri::AppHandle<R>) {
+    if let Some(w) = app.get_webview_window(QUICK) {
+        if w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false) {
+            let _ = w.hide();
+        } else {
+            let _ = w.center();
+            let _ = w.show();
+            let _ = w.set_focus();
+            let _ = w.emit("tandem://quick-shown", ());
+        }
+    }
+}
+
+pub fn show_main<R: Runtime>(app: &tauri::AppHandle<R>) {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}
 
 /// Install the app's commands and state on any runtime (the mock runtime in tests).
 pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::Builder<R> {
     builder
         .manage(state)
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(tauri::generate_handler![
             commands::local::ask_local,
             commands::local::local_model_status,
             commands::hardware::probe_hardware,
+            commands::chat::ask,
+            commands::chat::stop,
+            commands::chat::conversations,
+            commands::chat::conversation,
+            commands::chat::delete_conversation,
+            commands::chat::what_left,
+            commands::attach::pick_files,
+            commands::attach::detach_file,
+            commands::ledger::ledger,
+            commands::ledger::export_ledger,
+            commands::settings::get_settings,
+            commands::settings::set_policy,
+            commands::settings::set_cloud_paused,
+            commands::settings::set_key,
+            commands::settings::delete_key,
+            commands::settings::add_provider,
+            commands::settings::set_gateway,
+            commands::windows::hide_quick,
+            commands::windows::open_main,
         ])
+        .on_window_event(|window, event| {
+            // Native drops give paths to the shell; the page only ever sees chips.
+            if let WindowEvent::DragDrop(DragDropEvent::Drop { paths, .. }) = event {
+                let app = window.app_handle().clone();
+                tauri::async_runtime::spawn(stage_all(
+                    app,
+                    window.label().to_string(),
+                    paths.clone(),
+                ));
+            }
+            // Quick ask hides when it loses focus, like a menu.
+            if window.label() == QUICK {
+                if let WindowEvent::Focused(false) = event {
+                    let _ = window.hide();
+                }
+            }
+        })
         .setup(|app| {
             let handle = app.handle().clone();
             let state = app.state::<AppState>().inner().clone();
             // Forward core events to the windows, and start loading the model now so
             // the first question does not wait for it.
             let mut rx = state.events.subscribe();
+            let h = handle.clone();
             tauri::async_runtime::spawn(async move {
                 while let Ok(ev) = rx.recv().await {
-                    let _ = handle.emit("tandem://event", &ev);
+                    let _ = h.emit("tandem://event", &ev);
                 }
             });
+            let s = state.clone();
             tauri::async_runtime::spawn(async move {
-                let _ = state.engine().await;
+                let _ = s.scanner().await;
+                let _ = s.engine().await;
+                if s.prefs().gateway {
+                    let port = tandem_core::gateway::DEFAULT_PORT;
+                    if let Err(e) = commands::settings::start_gateway(&s, port).await {
+                        tracing::warn!("gateway not started: {}", e.message);
+                    }
+                }
             });
+            WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("index.html#quick".into()))
+                .title("Tandem quick ask")
+                .inner_size(640.0, 380.0)
+                .decorations(false)
+                .always_on_top(true)
+                .skip_taskbar(true)
+                .resizable(false)
+                .visible(false)
+                .build()?;
             Ok(())
         })
 }
@@ -45,6 +143,36 @@ fn init_logging() {
         .try_init();
 }
 
+/// The desktop-only parts the mock runtime cannot host: one instance, the global shortcut
+/// and the tray. Each degrades to a log line when the desktop lacks it (servers, CI).
+fn desktop(builder: tauri::Builder<tauri::Wry>, shortcut: String) -> tauri::Builder<tauri::Wry> {
+    use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+    builder
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            show_main(app)
+        }))
+        .plugin(
+            tauri_plugin_global_shortcut::Builder::new()
+                .with_handler(|app, _shortcut, event| {
+                    if event.state == ShortcutState::Pressed {
+                        toggle_quick(app);
+                    }
+                })
+                .build(),
+        )
+        .plugin(
+            tauri::plugin::Builder::<tauri::Wry, ()>::new("tandem-desktop")
+                .setup(move |app, _api| {
+                    if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
+                        tracing::warn!("quick-ask shortcut {shortcut} not available: {e}");
+                    }
+                    tray::install(app);
+                    Ok(())
+                })
+                .build(),
+        )
+}
+
 pub fn run() {
     init_logging();
     let state = match AppState::from_env() {
@@ -54,7 +182,12 @@ pub fn run() {
             std::process::exit(2);
         }
     };
-    let result = build(tauri::Builder::default(), state).run(tauri::generate_context!());
+    let shortcut = state
+        .prefs()
+        .shortcut
+        .unwrap_or_else(|| DEFAULT_SHORTCUT.to_string());
+    let builder = desktop(tauri::Builder::default(), shortcut);
+    let result = build(builder, state).run(tauri::generate_context!());
     if let Err(e) = result {
         eprintln!("Tandem stopped with an error: {e}");
         std::process::exit(1);

@@ -1,31 +1,174 @@
-//! Shared state of the shell: settings, the event bus, and the local engine, loaded
-//! once on first use (or at startup) and kept for the app's lifetime.
+//! Shared state of the shell: settings, the event bus, and the core's parts, each opened once
+//! on first use (or at startup, in the background) and kept for the app's lifetime.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
 use tandem_core::config::{ConfigError, RawConfig, Settings};
+use tandem_core::conversations::Conversations;
+use tandem_core::error::ErrorInfo;
 use tandem_core::events::EventBus;
+use tandem_core::host::{self, Assembled};
+use tandem_core::ledger::Ledger;
 use tandem_core::local::{self, LocalEngine, LocalError};
-use tokio::sync::OnceCell;
+use tandem_core::router::{Attachment, Policy};
+use tandem_core::sensitivity::Scanner;
+use tokio::sync::{oneshot, OnceCell};
+
+/// Where the app keeps its files. Tests point every path into a temporary directory (the
+/// environment is shared by parallel tests, so paths are passed, not read from env there).
+#[derive(Debug, Clone)]
+pub struct DataPaths {
+    pub ledger: PathBuf,
+    pub conversations: PathBuf,
+    pub index: PathBuf,
+    pub folders: PathBuf,
+    pub prefs: PathBuf,
+}
+
+impl DataPaths {
+    /// The defaults, each with its environment override (TANDEM_LEDGER, TANDEM_CONVERSATIONS,
+    /// TANDEM_INDEX, TANDEM_PREFS; folders live beside the config file).
+    pub fn from_env() -> Self {
+        Self {
+            ledger: tandem_core::ledger::default_path(),
+            conversations: tandem_core::conversations::default_path(),
+            index: tandem_core::index::default_path(),
+            folders: tandem_core::index::Folders::file(),
+            prefs: tandem_core::config::data_file("TANDEM_PREFS", "app-prefs.json"),
+        }
+    }
+
+    pub fn under(dir: &std::path::Path) -> Self {
+        Self {
+            ledger: dir.join("ledger.sqlite3"),
+            conversations: dir.join("conversations.sqlite3"),
+            index: dir.join("index.sqlite3"),
+            folders: dir.join("folders.toml"),
+            prefs: dir.join("app-prefs.json"),
+        }
+    }
+}
+
+/// What the user switched in the app, kept across restarts (a paused cloud stays paused).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Prefs {
+    /// Overrides the config file's policy when set.
+    pub policy: Option<Policy>,
+    pub cloud_paused: bool,
+    /// The quick-ask shortcut (Tauri's accelerator syntax); None = the default.
+    pub shortcut: Option<String>,
+    /// Start the local gateway with the app.
+    pub gateway: bool,
+}
+
+impl Prefs {
+    pub fn load(path: &std::path::Path) -> Self {
+        // An unreadable prefs file falls back to defaults (all switches off = the safe side
+        // except pause; a broken file is reported in the log).
+        match std::fs::read_to_string(path) {
+            Ok(s) => serde_json::from_str(&s).unwrap_or_else(|e| {
+                tracing::warn!("ignoring {}: {e}", path.display());
+                Prefs::default()
+            }),
+            Err(_) => Prefs::default(),
+        }
+    }
+
+    /// Written to a temporary file and renamed, so a crash never leaves half a file.
+    pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
+        std::fs::rename(tmp, path)
+    }
+}
+
+/// The running gateway: dropping `stop` shuts it down.
+pub struct GatewayRun {
+    pub port: u16,
+    pub stop: oneshot::Sender<()>,
+}
 
 #[derive(Clone)]
 pub struct AppState {
     pub settings: Arc<Settings>,
     pub events: EventBus,
+    pub paths: Arc<DataPaths>,
     engine: Arc<OnceCell<Result<Arc<dyn LocalEngine>, LocalError>>>,
+    scanner: Arc<OnceCell<Result<Arc<Scanner>, ErrorInfo>>>,
+    ledger: Arc<OnceCell<Result<Ledger, ErrorInfo>>>,
+    conversations: Arc<OnceCell<Result<Conversations, ErrorInfo>>>,
+    /// Rebuilt after the providers change (the catalog is read when assembling).
+    assembled: Arc<tokio::sync::Mutex<Option<Arc<Assembled>>>>,
+    pub prefs: Arc<Mutex<Prefs>>,
+    /// Dropped files, extracted and waiting for the next question, by chip id.
+    pub staged: Arc<Mutex<HashMap<String, Attachment>>>,
+    /// Running answers by task id; sending stops one.
+    pub runs: Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>,
+    pub gateway: Arc<tokio::sync::Mutex<Option<GatewayRun>>>,
+}
+
+fn internal(e: impl std::fmt::Display) -> ErrorInfo {
+    ErrorInfo {
+        code: "app.internal".into(),
+        message: e.to_string(),
+    }
 }
 
 impl AppState {
-    pub fn new(settings: Settings) -> Self {
+    pub fn new(settings: Settings, paths: DataPaths) -> Self {
+        let prefs = Prefs::load(&paths.prefs);
         Self {
             settings: Arc::new(settings),
             events: EventBus::new(),
+            paths: Arc::new(paths),
             engine: Arc::new(OnceCell::new()),
+            scanner: Arc::new(OnceCell::new()),
+            ledger: Arc::new(OnceCell::new()),
+            conversations: Arc::new(OnceCell::new()),
+            assembled: Arc::new(tokio::sync::Mutex::new(None)),
+            prefs: Arc::new(Mutex::new(prefs)),
+            staged: Arc::new(Mutex::new(HashMap::new())),
+            runs: Arc::new(Mutex::new(HashMap::new())),
+            gateway: Arc::new(tokio::sync::Mutex::new(None)),
         }
     }
 
     pub fn from_env() -> Result<Self, ConfigError> {
-        Ok(Self::new(RawConfig::load()?.validate()?))
+        Ok(Self::new(
+            RawConfig::load()?.validate()?,
+            DataPaths::from_env(),
+        ))
+    }
+
+    pub fn prefs(&self) -> Prefs {
+        self.prefs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Changes the prefs and writes them; the change stands even if the write fails (logged).
+    pub async fn update_prefs(&self, f: impl FnOnce(&mut Prefs)) -> Prefs {
+        let p = {
+            let mut g = self.prefs.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut g);
+            g.clone()
+        };
+        let (path, saved) = (self.paths.prefs.clone(), p.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Err(e) = saved.save(&path) {
+                tracing::warn!("cannot save {}: {e}", path.display());
+            }
+        })
+        .await;
+        p
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.prefs().policy.unwrap_or(self.settings.policy)
     }
 
     /// The loaded engine; the first caller loads it, later ones wait for that load.
@@ -39,5 +182,120 @@ impl AppState {
             })
             .await
             .clone()
+    }
+
+    pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {
+        self.scanner
+            .get_or_init(|| async {
+                let dir = self.settings.models_dir.clone();
+                tokio::task::spawn_blocking(move || host::load_scanner(&dir))
+                    .await
+                    .map_err(internal)?
+                    .map(Arc::new)
+                    .map_err(ErrorInfo::from)
+            })
+            .await
+            .clone()
+    }
+
+    pub async fn ledger(&self) -> Result<Ledger, ErrorInfo> {
+        self.ledger
+            .get_or_init(|| async {
+                let path = self.paths.ledger.clone();
+                tokio::task::spawn_blocking(move || Ledger::open(&path))
+                    .await
+                    .map_err(internal)?
+                    .map_err(ErrorInfo::from)
+            })
+            .await
+            .clone()
+    }
+
+    pub async fn conversations(&self) -> Result<Conversations, ErrorInfo> {
+        self.conversations
+            .get_or_init(|| async {
+                let path = self.paths.conversations.clone();
+                tokio::task::spawn_blocking(move || Conversations::open(&path))
+                    .await
+                    .map_err(internal)?
+                    .map_err(ErrorInfo::from)
+            })
+            .await
+            .clone()
+    }
+
+    /// The orchestrator and its parts, built after the model has loaded (or failed to: then
+    /// only the cloud answers, with a notice). The pause switch is applied on every call.
+    pub async fn assembled(&self) -> Result<Arc<Assembled>, ErrorInfo> {
+        let mut slot = self.assembled.lock().await;
+        if slot.is_none() {
+            let local = self.engine().await;
+            let parts = host::assemble_with(
+                &self.settings,
+                self.scanner().await?,
+                self.ledger().await?,
+                local,
+            )
+            .await?;
+            for n in &parts.notices {
+                tracing::info!("{n}");
+            }
+            *slot = Some(Arc::new(parts));
+        }
+        let parts = slot.clone().ok_or_else(|| internal("not assembled"))?;
+        parts
+            .orchestrator
+            .egress
+            .set_paused(self.prefs().cloud_paused);
+        Ok(parts)
+    }
+
+    pub fn staged_insert(&self, id: String, a: Attachment) {
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, a);
+    }
+
+    pub fn staged_remove(&self, id: &str) -> Option<Attachment> {
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
+    }
+
+    pub fn staged_get(&self, id: &str) -> Option<Attachment> {
+        self.staged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    pub fn runs_insert(&self, task: String, stop: oneshot::Sender<()>) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(task, stop);
+    }
+
+    pub fn runs_remove(&self, task: &str) -> Option<oneshot::Sender<()>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task)
+    }
+
+    /// Applies the pause switch to the running egress guard, if the core is assembled yet
+    /// (otherwise `assembled` applies it when it builds).
+    pub async fn apply_pause_now(&self, paused: bool) {
+        if let Some(parts) = self.assembled.lock().await.as_ref() {
+            parts.orchestrator.egress.set_paused(paused);
+        }
+    }
+
+    /// Forget the assembled parts (providers changed); the next question rebuilds them.
+    pub async fn reassemble(&self) {
+        *self.assembled.lock().await = None;
     }
 }

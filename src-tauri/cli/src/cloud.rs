@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal};
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use serde_json::json;
-use tandem_core::cloud::agents::{Agent, Capability, Catalog, CatalogFile, ProviderConfig};
+use tandem_core::cloud::agents::{self, Agent, Capability, Catalog, CatalogFile, ProviderConfig};
 use tandem_core::cloud::{self, Wire};
 use tandem_core::network::{MonitorConfig, NetworkMonitor, Target};
 use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
@@ -236,31 +236,30 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
         } => {
             secrets::check_name(&name).map_err(coded)?;
             let wire: Wire = wire.parse().map_err(coded)?;
-            cloud::connect(wire, &name, &base_url).map_err(coded)?;
-            let mut file = CatalogFile::read(&path).map_err(coded)?;
-            file.upsert_provider(ProviderConfig {
+            let provider = ProviderConfig {
                 name: name.clone(),
                 wire,
                 base_url,
                 needs_key: !no_key,
-            });
-            if let Some(model) = model {
-                let capabilities = capabilities
-                    .iter()
-                    .map(|c| c.parse::<Capability>())
-                    .collect::<Result<_, _>>()
-                    .map_err(coded)?;
-                let agent_name = agent.unwrap_or_else(|| name.clone());
-                let agent = Agent {
-                    capabilities,
-                    ..Agent::new(&agent_name, &name, &model)
-                };
-                eprintln!("agent {} → {} on {name}", agent.name, agent.model);
-                file.upsert_agent(agent);
-            }
-            // Refuse a file the loader would refuse.
-            Catalog::builtin().with_user(file.clone()).map_err(coded)?;
-            file.write(&path).map_err(coded)?;
+            };
+            let agent = match model {
+                Some(model) => {
+                    let capabilities = capabilities
+                        .iter()
+                        .map(|c| c.parse::<Capability>())
+                        .collect::<Result<_, _>>()
+                        .map_err(coded)?;
+                    let agent_name = agent.unwrap_or_else(|| name.clone());
+                    let agent = Agent {
+                        capabilities,
+                        ..Agent::new(&agent_name, &name, &model)
+                    };
+                    eprintln!("agent {} → {} on {name}", agent.name, agent.model);
+                    Some(agent)
+                }
+                None => None,
+            };
+            agents::add_to_user_file(&path, provider, agent).map_err(coded)?;
             eprintln!("saved {name} to {}", path.display());
             if !no_key {
                 eprintln!("next: tandem keys set {name}");

@@ -9,15 +9,15 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use tandem_core::cloud::agents::{Catalog, Needs};
 use tandem_core::config::Settings;
-use tandem_core::egress::{Draft, Egress, Sanitizer, Turn};
+use tandem_core::egress::{Draft, Sanitizer, Turn};
+use tandem_core::host;
 use tandem_core::ledger::{self, Ledger};
 use tandem_core::local::{self, LocalEngine};
 use tandem_core::router::run::{Orchestrator, RunEvent, RunOptions};
 use tandem_core::router::{
     self, Attachment, Context as RouteContext, LocalClass, Policy, Route, Task,
 };
-use tandem_core::secrets::Keys;
-use tandem_core::sensitivity::{Provenance, Pseudonymizer, Scanner};
+use tandem_core::sensitivity::{Provenance, Pseudonymizer};
 
 use crate::coded;
 
@@ -26,32 +26,16 @@ pub fn ledger_path() -> PathBuf {
     ledger::default_path()
 }
 
-async fn scanner(settings: &Settings) -> Result<Arc<Scanner>> {
-    let dir = settings.models_dir.clone();
-    Ok(Arc::new(
-        tokio::task::spawn_blocking(move || crate::scan::scanner(&dir, None, true)).await??,
-    ))
-}
-
 /// Attachments through the same extraction as dropped files (PDF, DOCX, XLSX, HTML, ...).
 pub async fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
     let limits = tandem_core::extract::Limits::default();
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
-        let doc = tandem_core::extract::extract(p, &limits)
-            .await
-            .map_err(coded)?;
-        for n in &doc.notes {
+        let (a, notes) = host::attachment(p, &limits).await.map_err(coded)?;
+        for n in &notes {
             eprintln!("notice: {}: {n}", p.display());
         }
-        out.push(Attachment {
-            name: p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            text: doc.text,
-            sensitive_source: false,
-        });
+        out.push(a);
     }
     Ok(out)
 }
@@ -96,20 +80,6 @@ async fn folder_context(prompt: &str) -> Result<Vec<Attachment>> {
         .collect())
 }
 
-/// The local model's size class, from the manifest entry of the loaded model.
-fn local_class(settings: &Settings, name: &str) -> LocalClass {
-    tandem_core::models::Manifest::load(&settings.models_dir)
-        .ok()
-        .and_then(|m| {
-            m.models
-                .iter()
-                .find(|s| s.name == name)
-                .map(|s| s.parameters_b)
-        })
-        .map(LocalClass::from_parameters_b)
-        .unwrap_or(LocalClass::Small)
-}
-
 pub struct AskArgs {
     pub prompt: String,
     /// Attach the best-matching excerpts of the local index (watched folders).
@@ -129,34 +99,19 @@ pub struct AskArgs {
 /// The orchestrator every routed command uses: the scanner, the catalog, the OS keychain, the
 /// ledger file and the configured local model (cloud only, with a notice, when it cannot load).
 pub async fn orchestrator(settings: &Settings) -> Result<(Arc<Orchestrator>, Catalog)> {
-    let scanner = scanner(settings).await?;
-    let catalog = Catalog::load().map_err(coded)?;
-    let keys = tokio::task::spawn_blocking(Keys::os).await?;
-    let ledger = tokio::task::spawn_blocking(|| Ledger::open(&ledger_path()))
-        .await?
+    let local = local::load_configured(settings, tandem_core::events::EventBus::new())
+        .await
+        .map(|e| Arc::new(e) as Arc<dyn LocalEngine>);
+    let parts = host::assemble(settings, &ledger_path(), local)
+        .await
         .map_err(coded)?;
-    let egress = Arc::new(Egress::new(scanner.clone(), Some(ledger)));
-    let local: Option<Arc<dyn LocalEngine>> =
-        match local::load_configured(settings, tandem_core::events::EventBus::new()).await {
-            Ok(e) => Some(Arc::new(e)),
-            Err(e) => {
-                eprintln!("notice: no local model ({e}); only the cloud can answer");
-                None
-            }
-        };
-    let class = local
-        .as_ref()
-        .map(|l| local_class(settings, &l.model().name))
-        .unwrap_or(LocalClass::Small);
-    let orch = Arc::new(Orchestrator::new(
-        Sanitizer::new(scanner),
-        egress,
-        local,
-        catalog.clone(),
-        keys,
-        class,
-    ));
-    Ok((orch, catalog))
+    for n in &parts.notices {
+        // The scanner's own notices (NER missing) were never printed by routed commands.
+        if n.starts_with("no local model") || n.starts_with("no keychain") {
+            eprintln!("notice: {n}");
+        }
+    }
+    Ok((parts.orchestrator, parts.catalog))
 }
 
 pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
@@ -329,7 +284,11 @@ fn route_line(
 }
 
 pub async fn route_jsonl(settings: &Settings, class: LocalClass, policy: Policy) -> Result<()> {
-    let sanitizer = Sanitizer::new(scanner(settings).await?);
+    let dir = settings.models_dir.clone();
+    let scanner = tokio::task::spawn_blocking(move || host::load_scanner(&dir))
+        .await?
+        .map_err(coded)?;
+    let sanitizer = Sanitizer::new(Arc::new(scanner));
     let catalog = Catalog::load().map_err(coded)?;
     tokio::task::spawn_blocking(move || -> Result<()> {
         let stdin = std::io::stdin();

@@ -44,5 +44,10 @@ into_error_info!(
     crate::secrets::SecretsError,
     crate::ledger::LedgerError,
     crate::egress::EgressError,
-    crate::router::run::RunError
+    crate::router::run::RunError,
+    crate::host::HostError,
+    crate::conversations::ConversationError,
+    crate::extract::ExtractError,
+    crate::gateway::GatewayError,
+    crate::index::IndexError
 );

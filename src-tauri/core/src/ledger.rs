@@ -169,7 +169,7 @@ enum Cmd {
         reply: Reply<()>,
     },
     Local(LocalRun, Reply<()>),
-    List(usize, Reply<Vec<LedgerEntry>>),
+    List(usize, Option<String>, Reply<Vec<LedgerEntry>>),
     Totals(Option<String>, Reply<Totals>),
 }
 
@@ -204,6 +204,7 @@ CREATE TABLE IF NOT EXISTS egress (
   error TEXT
 );
 CREATE INDEX IF NOT EXISTS egress_ts ON egress(ts_ms);
+CREATE INDEX IF NOT EXISTS egress_task ON egress(task);
 CREATE TABLE IF NOT EXISTS local_runs (
   id INTEGER PRIMARY KEY,
   ts_ms INTEGER NOT NULL,
@@ -292,7 +293,16 @@ impl Ledger {
 
     /// The newest `limit` entries, newest first.
     pub async fn list(&self, limit: usize) -> Result<Vec<LedgerEntry>, LedgerError> {
-        self.ask(|r| Cmd::List(limit, r)).await
+        self.ask(|r| Cmd::List(limit, None, r)).await
+    }
+
+    /// Every entry of one task, oldest first: what "What left this device" shows for an answer.
+    pub async fn for_task(&self, task: &str) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let mut rows = self
+            .ask(|r| Cmd::List(10_000, Some(task.to_string()), r))
+            .await?;
+        rows.reverse();
+        Ok(rows)
     }
 
     pub async fn totals(&self, task: Option<String>) -> Result<Totals, LedgerError> {
@@ -375,8 +385,8 @@ fn actor(conn: Connection, clock: Box<dyn Clock>, retention: Retention, rx: mpsc
                     .map_err(LedgerError::from);
                 let _ = r.send(res);
             }
-            Cmd::List(limit, r) => {
-                let _ = r.send(list(&conn, limit));
+            Cmd::List(limit, task, r) => {
+                let _ = r.send(list(&conn, limit, task.as_deref()));
             }
             Cmd::Totals(task, r) => {
                 let _ = r.send(totals(&conn, task.as_deref()));
@@ -419,12 +429,17 @@ fn insert(
     Ok(conn.last_insert_rowid())
 }
 
-fn list(conn: &Connection, limit: usize) -> Result<Vec<LedgerEntry>, LedgerError> {
+fn list(
+    conn: &Connection,
+    limit: usize,
+    task: Option<&str>,
+) -> Result<Vec<LedgerEntry>, LedgerError> {
     let mut st = conn.prepare(
         "SELECT id, ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons,
-                tokens_in, tokens_out, cost_usd, error FROM egress ORDER BY id DESC LIMIT ?1",
+                tokens_in, tokens_out, cost_usd, error FROM egress
+         WHERE ?2 IS NULL OR task = ?2 ORDER BY id DESC LIMIT ?1",
     )?;
-    let rows = st.query_map(params![limit as i64], |r| {
+    let rows = st.query_map(params![limit as i64, task], |r| {
         let reasons: String = r.get(10)?;
         let status: String = r.get(3)?;
         Ok(LedgerEntry {

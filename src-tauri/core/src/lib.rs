@@ -4,12 +4,14 @@
 
 pub mod cloud;
 pub mod config;
+pub mod conversations;
 pub mod egress;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod gateway;
 pub mod hardware;
+pub mod host;
 pub mod index;
 pub mod ledger;
 pub mod local;

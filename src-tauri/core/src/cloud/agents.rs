@@ -197,6 +197,23 @@ pub struct Catalog {
 }
 
 /// `<config>/tandem/cloud.toml`.
+/// Adds (or replaces) a provider, and an agent on it when given, in the user's catalog file
+/// at `path`; refuses what the loader would refuse, so the file never becomes unloadable.
+pub fn add_to_user_file(
+    path: &Path,
+    provider: ProviderConfig,
+    agent: Option<Agent>,
+) -> Result<(), CloudError> {
+    crate::cloud::connect(provider.wire, &provider.name, &provider.base_url)?;
+    let mut file = CatalogFile::read(path)?;
+    file.upsert_provider(provider);
+    if let Some(a) = agent {
+        file.upsert_agent(a);
+    }
+    Catalog::builtin().with_user(file.clone())?;
+    file.write(path)
+}
+
 pub fn user_file() -> PathBuf {
     crate::config::config_dir().join(USER_FILE)
 }

@@ -1,0 +1,314 @@
+//! Conversations kept on this device: each question with its answer, route, plan and
+//! metrics, in one SQLite file (`TANDEM_CONVERSATIONS` or `<data dir>/tandem/conversations.sqlite3`).
+//! Answers hold restored originals, so this file is as private as the user's documents and
+//! never leaves the machine; the orchestrator re-classifies history before any of it does.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::local::{ChatMessage, Role};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConversationError {
+    #[error("conversation store: {0}")]
+    Db(String),
+    #[error("no conversation {0}")]
+    NotFound(String),
+}
+
+impl crate::ErrorCode for ConversationError {
+    fn code(&self) -> &'static str {
+        match self {
+            ConversationError::Db(_) => "conversations.db",
+            ConversationError::NotFound(_) => "conversations.not_found",
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ConversationError {
+    fn from(e: rusqlite::Error) -> Self {
+        ConversationError::Db(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ConversationError {
+    fn from(e: serde_json::Error) -> Self {
+        ConversationError::Db(e.to_string())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConversationInfo {
+    pub id: String,
+    pub title: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub turns: u32,
+}
+
+/// One question and what came of it. `plan` and `summary` are the orchestrator's own
+/// serialized values, kept as JSON so older rows stay readable when those types grow.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Turn {
+    /// The orchestrator's task id: the ledger's rows for this answer carry it.
+    pub task: String,
+    pub ts_ms: i64,
+    pub question: String,
+    /// Names of the attached files (their text is not kept here).
+    pub attachments: Vec<String>,
+    pub answer: String,
+    pub plan: Option<serde_json::Value>,
+    pub summary: Option<serde_json::Value>,
+    pub notices: Vec<String>,
+    /// Stable error code when the answer failed.
+    pub error: Option<String>,
+    /// The user pressed stop: `answer` is what had arrived.
+    pub stopped: bool,
+}
+
+/// `TANDEM_CONVERSATIONS`, else `<data dir>/tandem/conversations.sqlite3`.
+pub fn default_path() -> PathBuf {
+    crate::config::data_file("TANDEM_CONVERSATIONS", "conversations.sqlite3")
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS conversations (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+  id INTEGER PRIMARY KEY,
+  conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_conv ON turns(conversation, id);
+";
+
+/// A handle to the store; cheap to clone. Calls touch the disk: hosts call them from
+/// blocking threads (`spawn_blocking`), never from async workers.
+#[derive(Clone)]
+pub struct Conversations {
+    conn: Arc<Mutex<Connection>>,
+}
+
+fn new_id() -> String {
+    let mut b = [0u8; 8];
+    // An id only needs to be unique on this device; fall back to the clock if the OS RNG fails.
+    if getrandom::fill(&mut b).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        b = t.to_le_bytes();
+    }
+    hex::encode(b)
+}
+
+/// The title of a conversation: its first question, cut at a word near 60 characters.
+fn title_of(question: &str) -> String {
+    let q = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    if q.chars().count() <= 60 {
+        return q;
+    }
+    let cut: String = q.chars().take(60).collect();
+    let cut = cut.rsplit_once(' ').map(|(a, _)| a).unwrap_or(&cut);
+    format!("{cut}…")
+}
+
+impl Conversations {
+    pub fn open(path: &Path) -> Result<Self, ConversationError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                ConversationError::Db(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves SQLite consistent (each write is one statement
+        // or transaction), so a poisoned lock is still usable.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Newest first.
+    pub fn list(&self) -> Result<Vec<ConversationInfo>, ConversationError> {
+        let conn = self.conn();
+        let mut st = conn.prepare(
+            "SELECT c.id, c.title, c.created_ms, c.updated_ms,
+                    (SELECT COUNT(*) FROM turns t WHERE t.conversation = c.id)
+             FROM conversations c ORDER BY c.updated_ms DESC, c.rowid DESC",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(ConversationInfo {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                created_ms: r.get(2)?,
+                updated_ms: r.get(3)?,
+                turns: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The turns of a conversation, oldest first.
+    pub fn turns(&self, id: &str) -> Result<Vec<Turn>, ConversationError> {
+        let conn = self.conn();
+        let exists: Option<i64> = conn
+            .query_row(
+                "SELECT 1 FROM conversations WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_none() {
+            return Err(ConversationError::NotFound(id.to_string()));
+        }
+        let mut st = conn.prepare("SELECT body FROM turns WHERE conversation = ?1 ORDER BY id")?;
+        let bodies = st
+            .query_map(params![id], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        // A row this version cannot read is skipped, not fatal: the rest stays visible.
+        Ok(bodies
+            .iter()
+            .filter_map(|b| serde_json::from_str(b).ok())
+            .collect())
+    }
+
+    /// Adds a turn; `conversation: None` starts a new conversation titled by the question.
+    /// Returns the conversation's id. One transaction: a crash keeps all or nothing.
+    pub fn append(
+        &self,
+        conversation: Option<&str>,
+        turn: &Turn,
+    ) -> Result<String, ConversationError> {
+        let body = serde_json::to_string(turn)?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let id = match conversation {
+            Some(id) => {
+                let n = tx.execute(
+                    "UPDATE conversations SET updated_ms = MAX(updated_ms, ?2) WHERE id = ?1",
+                    params![id, turn.ts_ms],
+                )?;
+                if n == 0 {
+                    return Err(ConversationError::NotFound(id.to_string()));
+                }
+                id.to_string()
+            }
+            None => {
+                let id = new_id();
+                tx.execute(
+                    "INSERT INTO conversations (id, title, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+                    params![id, title_of(&turn.question), turn.ts_ms],
+                )?;
+                id
+            }
+        };
+        tx.execute(
+            "INSERT INTO turns (conversation, body) VALUES (?1, ?2)",
+            params![id, body],
+        )?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    pub fn delete(&self, id: &str) -> Result<bool, ConversationError> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM conversations WHERE id = ?1", params![id])?
+            > 0)
+    }
+}
+
+/// Earlier turns as chat history for the next question (failed turns left out).
+pub fn history(turns: &[Turn]) -> Vec<ChatMessage> {
+    turns
+        .iter()
+        .filter(|t| t.error.is_none() && !t.answer.is_empty())
+        .flat_map(|t| {
+            [
+                ChatMessage::user(t.question.clone()),
+                ChatMessage {
+                    role: Role::Assistant,
+                    content: t.answer.clone(),
+                },
+            ]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(q: &str, a: &str, ts: i64) -> Turn {
+        Turn {
+            task: format!("t{ts}"),
+            ts_ms: ts,
+            question: q.into(),
+            answer: a.into(),
+            ..Turn::default()
+        }
+    }
+
+    #[test]
+    fn conversations_persist_across_reopen_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite3");
+        let store = Conversations::open(&path).unwrap();
+        let a = store
+            .append(
+                None,
+                &turn("What is on my statement this month?", "Two payments.", 1),
+            )
+            .unwrap();
+        store
+            .append(Some(&a), &turn("And last month?", "One.", 3))
+            .unwrap();
+        let b = store.append(None, &turn("Hello", "Hi", 2)).unwrap();
+        drop(store);
+        let store = Conversations::open(&path).unwrap();
+        let list = store.list().unwrap();
+        assert_eq!(
+            list.iter()
+                .map(|c| (c.id.as_str(), c.turns))
+                .collect::<Vec<_>>(),
+            [(a.as_str(), 2), (b.as_str(), 1)]
+        );
+        assert_eq!(list[0].title, "What is on my statement this month?");
+        let turns = store.turns(&a).unwrap();
+        assert_eq!(turns[1].question, "And last month?");
+        let h = history(&turns);
+        assert_eq!(h.len(), 4);
+        assert_eq!(h[3].content, "One.");
+        assert!(matches!(
+            store.append(Some("nope"), &turn("x", "y", 4)),
+            Err(ConversationError::NotFound(_))
+        ));
+        assert!(store.delete(&a).unwrap());
+        assert!(matches!(
+            store.turns(&a),
+            Err(ConversationError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn long_titles_are_cut_at_a_word() {
+        let t = title_of(&"word ".repeat(30));
+        assert!(t.ends_with('…') && t.chars().count() <= 61, "{t}");
+        assert_eq!(title_of("  a\n b "), "a b");
+    }
+}

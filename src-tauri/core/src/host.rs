@@ -1,0 +1,166 @@
+//! Assembling what a host runs (the CLI, the gateway, the desktop app): the sensitivity
+//! scanner, the agent catalog, the OS keychain, the egress ledger and the local model, wired
+//! into one `Orchestrator`. Hosts differ only in how they show notices.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cloud::agents::Catalog;
+use crate::config::Settings;
+use crate::egress::{Egress, Sanitizer};
+use crate::extract::{self, ExtractError};
+use crate::ledger::{self, Ledger};
+use crate::local::{LocalEngine, LocalError};
+use crate::router::run::Orchestrator;
+use crate::router::{Attachment, LocalClass};
+use crate::secrets::Keys;
+use crate::sensitivity::{self, Scanner};
+use crate::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Sensitivity(#[from] sensitivity::SensitivityError),
+    #[error(transparent)]
+    Cloud(#[from] crate::cloud::CloudError),
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl ErrorCode for HostError {
+    fn code(&self) -> &'static str {
+        match self {
+            HostError::Sensitivity(e) => e.code(),
+            HostError::Cloud(e) => e.code(),
+            HostError::Ledger(e) => e.code(),
+            HostError::Internal(_) => "host.internal",
+        }
+    }
+}
+
+fn joined(e: tokio::task::JoinError) -> HostError {
+    HostError::Internal(e.to_string())
+}
+
+/// The scanner with the user's rules (`TANDEM_RULES` or the default rules file) and, when its
+/// files are present, the NER model. Loads files: call off the async workers.
+pub fn load_scanner(models_dir: &Path) -> Result<Scanner, HostError> {
+    let rules = sensitivity::load_user_rules(&sensitivity::default_rules_path())?;
+    Ok(sensitivity::load_default(models_dir, &rules)?)
+}
+
+/// The local model's size class, from the manifest entry of the model `name`.
+pub fn local_class(settings: &Settings, name: &str) -> LocalClass {
+    crate::models::Manifest::load(&settings.models_dir)
+        .ok()
+        .and_then(|m| {
+            m.models
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| s.parameters_b)
+        })
+        .map(LocalClass::from_parameters_b)
+        .unwrap_or(LocalClass::Small)
+}
+
+/// Everything assembled; `notices` says what is degraded (no local model, no NER, no keychain).
+pub struct Assembled {
+    pub orchestrator: Arc<Orchestrator>,
+    pub catalog: Catalog,
+    pub ledger: Ledger,
+    pub scanner: Arc<Scanner>,
+    pub notices: Vec<String>,
+}
+
+/// Builds the orchestrator around `local` (the host loads the model its own way: the CLI
+/// waits for it, the app loads it in the background). Without a local model only the cloud
+/// can answer, which is a notice, not an error.
+pub async fn assemble(
+    settings: &Settings,
+    ledger_path: &Path,
+    local: Result<Arc<dyn LocalEngine>, LocalError>,
+) -> Result<Assembled, HostError> {
+    let dir = settings.models_dir.clone();
+    let scanner = Arc::new(
+        tokio::task::spawn_blocking(move || load_scanner(&dir))
+            .await
+            .map_err(joined)??,
+    );
+    let path = ledger_path.to_path_buf();
+    let ledger = tokio::task::spawn_blocking(move || Ledger::open(&path))
+        .await
+        .map_err(joined)??;
+    assemble_with(settings, scanner, ledger, local).await
+}
+
+/// `assemble` with a scanner and ledger the host already holds (the app opens both before
+/// the model has loaded, for dropped files and the ledger view).
+pub async fn assemble_with(
+    settings: &Settings,
+    scanner: Arc<Scanner>,
+    ledger: Ledger,
+    local: Result<Arc<dyn LocalEngine>, LocalError>,
+) -> Result<Assembled, HostError> {
+    let mut notices: Vec<String> = scanner.notices().to_vec();
+    let catalog = tokio::task::spawn_blocking(Catalog::load)
+        .await
+        .map_err(joined)??;
+    let keys = tokio::task::spawn_blocking(Keys::os)
+        .await
+        .map_err(joined)?;
+    if let Err(e) = keys.store() {
+        notices.push(format!(
+            "no keychain ({e}): only TANDEM_KEY_* variables are read"
+        ));
+    }
+    let egress = Arc::new(Egress::new(scanner.clone(), Some(ledger.clone())));
+    let local = match local {
+        Ok(l) => Some(l),
+        Err(e) => {
+            notices.push(format!("no local model ({e}); only the cloud can answer"));
+            None
+        }
+    };
+    let class = local
+        .as_ref()
+        .map(|l| local_class(settings, &l.model().name))
+        .unwrap_or(LocalClass::Small);
+    let orchestrator = Arc::new(Orchestrator::new(
+        Sanitizer::new(scanner.clone()),
+        egress,
+        local,
+        catalog.clone(),
+        keys,
+        class,
+    ));
+    Ok(Assembled {
+        orchestrator,
+        catalog,
+        ledger,
+        scanner,
+        notices,
+    })
+}
+
+/// A file read as an attachment through the same extraction as dropped files (PDF, DOCX,
+/// XLSX, HTML, ...); the extraction's notes come back beside it.
+pub async fn attachment(
+    path: &Path,
+    limits: &extract::Limits,
+) -> Result<(Attachment, Vec<String>), ExtractError> {
+    let doc = extract::extract(path, limits).await?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    Ok((
+        Attachment {
+            name,
+            text: doc.text,
+            sensitive_source: false,
+        },
+        doc.notes,
+    ))
+}

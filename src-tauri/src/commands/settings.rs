@@ -1,0 +1,249 @@
+//! Settings: policy, the pause-cloud switch (enforced by the egress guard), cloud providers
+//! and their keys (stored in the OS keychain; the page can set or delete a key, never read
+//! one), and the local OpenAI-compatible gateway.
+
+use serde::Serialize;
+use tandem_core::cloud::agents::{self, Agent, Catalog, ProviderConfig};
+use tandem_core::cloud::Wire;
+use tandem_core::gateway::{self, token, Gateway, Limits};
+use tandem_core::router::Policy;
+use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
+use tauri::State;
+
+use super::{internal, CommandError};
+use crate::state::GatewayRun;
+use crate::AppState;
+
+#[derive(Debug, Serialize)]
+pub struct ProviderView {
+    pub name: String,
+    pub wire: Wire,
+    pub base_url: String,
+    pub needs_key: bool,
+    /// Where its key comes from, if it has one; the key itself never leaves the shell.
+    pub key: Option<KeySource>,
+    pub agents: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SettingsView {
+    pub policy: Policy,
+    pub cloud_paused: bool,
+    pub providers: Vec<ProviderView>,
+    /// Why keys cannot be stored, when the keychain is unavailable.
+    pub keychain_error: Option<String>,
+    pub gateway: GatewayView,
+    pub shortcut: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GatewayView {
+    pub running: bool,
+    pub port: Option<u16>,
+    /// Only right after the token was made: shown once, like `tandem serve` does.
+    pub new_token: Option<String>,
+}
+
+#[tauri::command]
+pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, CommandError> {
+    let (providers, keychain_error) =
+        tauri::async_runtime::spawn_blocking(|| -> Result<_, CommandError> {
+            let catalog = Catalog::load()?;
+            let keys = Keys::os();
+            let err = keys.store().err().map(|e| e.to_string());
+            let list = catalog
+                .providers
+                .iter()
+                .map(|p| ProviderView {
+                    name: p.name.clone(),
+                    wire: p.wire,
+                    base_url: p.base_url.clone(),
+                    needs_key: p.needs_key,
+                    key: keys.get(&p.name).ok().flatten().map(|(_, s)| s),
+                    agents: catalog
+                        .agents
+                        .iter()
+                        .filter(|a| a.provider == p.name)
+                        .map(|a| a.name.clone())
+                        .collect(),
+                })
+                .collect();
+            Ok((list, err))
+        })
+        .await
+        .map_err(internal)??;
+    let prefs = state.prefs();
+    let port = state.gateway.lock().await.as_ref().map(|g| g.port);
+    Ok(SettingsView {
+        policy: state.policy(),
+        cloud_paused: prefs.cloud_paused,
+        providers,
+        keychain_error,
+        gateway: GatewayView {
+            running: port.is_some(),
+            port,
+            new_token: None,
+        },
+        shortcut: prefs
+            .shortcut
+            .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string()),
+    })
+}
+
+#[tauri::command]
+pub async fn set_policy(
+    state: State<'_, AppState>,
+    policy: Policy,
+) -> Result<Policy, CommandError> {
+    state.update_prefs(|p| p.policy = Some(policy)).await;
+    Ok(policy)
+}
+
+/// Pause cloud: every outbound request is refused by the egress guard from now on, running
+/// answers included (it re-checks just before sending).
+#[tauri::command]
+pub async fn set_cloud_paused<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    paused: bool,
+) -> Result<bool, CommandError> {
+    crate::apply_pause(&app, paused).await;
+    Ok(paused)
+}
+
+#[tauri::command]
+pub async fn set_key(
+    state: State<'_, AppState>,
+    provider: String,
+    key: String,
+) -> Result<(), CommandError> {
+    secrets::check_name(&provider)?;
+    let key = ApiKey::new(&key)?;
+    tauri::async_runtime::spawn_blocking(move || -> Result<(), CommandError> {
+        Ok(Keys::os().store()?.set(&provider, &key)?)
+    })
+    .await
+    .map_err(internal)??;
+    // Keys are read per question, so nothing to rebuild; the list shows it on the next load.
+    let _ = state;
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn delete_key(provider: String) -> Result<bool, CommandError> {
+    secrets::check_name(&provider)?;
+    tauri::async_runtime::spawn_blocking(move || -> Result<bool, CommandError> {
+        Ok(Keys::os().store()?.delete(&provider)?)
+    })
+    .await
+    .map_err(internal)?
+}
+
+/// Adds or replaces a provider in the user's catalog (with an agent when `model` is given)
+/// and its key when one is given.
+#[tauri::command]
+#[allow(clippy::too_many_arguments)]
+pub async fn add_provider(
+    state: State<'_, AppState>,
+    name: String,
+    wire: Wire,
+    base_url: String,
+    needs_key: bool,
+    model: Option<String>,
+    key: Option<String>,
+) -> Result<(), CommandError> {
+    secrets::check_name(&name)?;
+    let key = key
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| ApiKey::new(&k))
+        .transpose()?;
+    tauri::async_runtime::spawn_blocking(move || -> Result<(), CommandError> {
+        let agent = model
+            .filter(|m| !m.trim().is_empty())
+            .map(|m| Agent::new(&name, &name, m.trim()));
+        let provider = ProviderConfig {
+            name: name.clone(),
+            wire,
+            base_url,
+            needs_key,
+        };
+        agents::add_to_user_file(&agents::user_file(), provider, agent)?;
+        if let Some(k) = key {
+            Keys::os().store()?.set(&name, &k)?;
+        }
+        Ok(())
+    })
+    .await
+    .map_err(internal)??;
+    state.reassemble().await;
+    Ok(())
+}
+
+/// Starts or stops the local gateway (127.0.0.1 only, token from the keychain).
+#[tauri::command]
+pub async fn set_gateway(
+    state: State<'_, AppState>,
+    enabled: bool,
+    port: Option<u16>,
+) -> Result<GatewayView, CommandError> {
+    let view = if enabled {
+        start_gateway(&state, port.unwrap_or(gateway::DEFAULT_PORT)).await?
+    } else {
+        if let Some(run) = state.gateway.lock().await.take() {
+            let _ = run.stop.send(());
+        }
+        GatewayView {
+            running: false,
+            port: None,
+            new_token: None,
+        }
+    };
+    state.update_prefs(|p| p.gateway = enabled).await;
+    Ok(view)
+}
+
+pub async fn start_gateway(state: &AppState, port: u16) -> Result<GatewayView, CommandError> {
+    let mut slot = state.gateway.lock().await;
+    if let Some(run) = slot.as_ref() {
+        return Ok(GatewayView {
+            running: true,
+            port: Some(run.port),
+            new_token: None,
+        });
+    }
+    let parts = state.assembled().await?;
+    let (token, source) = tauri::async_runtime::spawn_blocking(|| {
+        let keys = Keys::os();
+        let store = keys.store().ok().cloned();
+        token::resolve(store.as_deref(), false)
+    })
+    .await
+    .map_err(internal)??;
+    let listener = gateway::bind(port).await?;
+    let port = listener.local_addr().map_err(internal)?.port();
+    let gw = Gateway::new(
+        parts.orchestrator.clone(),
+        &token,
+        state.policy(),
+        Limits::default(),
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tauri::async_runtime::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        if let Err(e) = gw.serve(listener, shutdown).await {
+            tracing::warn!("gateway stopped: {e}");
+        }
+    });
+    *slot = Some(GatewayRun { port, stop });
+    let new_token = matches!(
+        source,
+        token::TokenSource::Created | token::TokenSource::Rotated
+    )
+    .then(|| token.expose().to_string());
+    Ok(GatewayView {
+        running: true,
+        port: Some(port),
+        new_token,
+    })
+}
