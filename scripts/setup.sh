@@ -17,7 +17,8 @@ if [ "$os" = "Linux" ]; then
   pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
         build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip)
   if [ "$mode" = "test" ]; then
-    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon python3-venv)
+    pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon python3-venv
+           xdotool x11-utils python3-gi gir1.2-gtk-3.0)
   fi
   missing=()
   for p in "${pkgs[@]}"; do
@@ -46,7 +47,7 @@ if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.packa
   say "installing the UI's npm packages"
   (cd ui && npm ci --no-audit --no-fund --loglevel=error)
 fi
-if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/vite.config.ts -newer ui/dist/index.html 2>/dev/null | head -n1)" ]; then
+if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/index.html ui/quick.html ui/vite.config.ts -newer ui/dist/index.html 2>/dev/null | head -n1)" ]; then
   say "building the UI"
   (cd ui && npm run --silent build >/dev/null)
 fi

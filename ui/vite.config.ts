@@ -4,6 +4,10 @@ import { defineConfig } from "vite";
 export default defineConfig({
   clearScreen: false,
   server: { port: 5173, strictPort: true },
-  build: { outDir: "dist", emptyOutDir: true, target: "es2022" },
+  build: {
+    outDir: "dist", emptyOutDir: true, target: "es2022",
+    // Two pages: the main window and the quick-ask window.
+    rollupOptions: { input: { main: "index.html", quick: "quick.html" } },
+  },
   test: { environment: "jsdom", globals: true },
 });

@@ -29,14 +29,16 @@ pub async fn apply_pause<R: Runtime>(app: &tauri::AppHandle<R>, paused: bool) {
     let _ = app.emit("tandem://prefs", &prefs);
 }
 
-/// Shows quick ask (focused, input ready) or hides it when it is already showing.
+/// Shows quick ask (focused, input ready), or hides it when it is showing.
 pub fn toggle_quick<R: Runtime>(app: &tauri::AppHandle<R>) {
+    tracing::debug!("quick ask toggled");
     if let Some(w) = app.get_webview_window(QUICK) {
-        if w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false) {
+        if w.is_visible().unwrap_or(false) {
             let _ = w.hide();
         } else {
             let _ = w.center();
-            let _ = w.show();
+            let shown = w.show();
+            tracing::debug!(?shown, visible = ?w.is_visible(), "quick ask shown");
             let _ = w.set_focus();
             let _ = w.emit("tandem://quick-shown", ());
         }
@@ -90,12 +92,8 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
                     paths.clone(),
                 ));
             }
-            // Quick ask hides when it loses focus, like a menu.
-            if window.label() == QUICK {
-                if let WindowEvent::Focused(false) = event {
-                    let _ = window.hide();
-                }
-            }
+            // Quick ask does not hide on blur: without a window manager (Xvfb, some tiling
+            // desktops) focus arrives and leaves at once. Esc and the shortcut hide it.
         })
         .setup(|app| {
             let handle = app.handle().clone();
@@ -120,7 +118,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
                     }
                 }
             });
-            WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("index.html#quick".into()))
+            WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("quick.html".into()))
                 .title("Tandem quick ask")
                 .inner_size(640.0, 380.0)
                 .decorations(false)

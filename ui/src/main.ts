@@ -1,48 +1,423 @@
-import { askLocal, localModelStatus } from "./ipc";
-import { errorText, formatMetrics, formatModel } from "./view";
+// Wires the page to the backend (through ipc.ts only). Two faces share this bundle: the main
+// window (index.html) and the quick-ask window (quick.html, body data-window="quick").
+import * as ipc from "./ipc";
+import type { AttachEvent, Chip, LedgerEntry, Plan, RunEvent, Turn } from "./ipc";
+import {
+  chipText, errorText, formatModel, formatSummary, formatTotals, payloadText, pieces,
+  placeholderPieces, routeLabel, savings, turnStatus,
+} from "./view";
 
-const form = document.querySelector<HTMLFormElement>("#ask-form")!;
-const promptBox = document.querySelector<HTMLTextAreaElement>("#prompt")!;
-const button = document.querySelector<HTMLButtonElement>("#ask")!;
-const answer = document.querySelector<HTMLElement>("#answer")!;
-const metrics = document.querySelector<HTMLElement>("#metrics")!;
-const status = document.querySelector<HTMLElement>("#model-status")!;
+const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
+const el = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
 
-localModelStatus()
-  .then((m) => {
-    status.textContent = formatModel(m);
-    status.dataset.state = "ready";
-  })
-  .catch((e) => {
-    status.textContent = `Local model unavailable: ${errorText(e)}`;
-    status.dataset.state = "error";
+/** Chips waiting for the next question, and their rendering into `box`. */
+class ChipTray {
+  chips = new Map<string, { chip?: Chip; name: string; error?: string }>();
+  constructor(private box: HTMLElement) {}
+  on(e: AttachEvent) {
+    if (e.state === "reading") this.chips.set(e.key, { name: e.name });
+    if (e.state === "ready") this.chips.set(e.key, { name: e.chip.name, chip: e.chip });
+    if (e.state === "failed") this.chips.set(e.key, { name: e.name, error: errorText(e.error) });
+    this.render();
+  }
+  ids(): string[] {
+    return [...this.chips.values()].flatMap((c) => (c.chip ? [c.chip.id] : []));
+  }
+  names(): string[] {
+    return [...this.chips.values()].flatMap((c) => (c.chip ? [c.chip.name] : []));
+  }
+  clear() {
+    for (const [k, c] of this.chips) if (c.chip || c.error) this.chips.delete(k);
+    this.render();
+  }
+  render() {
+    this.box.replaceChildren();
+    for (const [key, c] of this.chips) {
+      const span = el("span", "chip");
+      if (!c.chip && !c.error) {
+        span.classList.add("reading");
+        span.textContent = `${c.name} · reading…`;
+      } else if (c.error) {
+        span.classList.add("failed");
+        span.textContent = `${c.name} · ${c.error}`;
+        span.title = c.error;
+      } else if (c.chip) {
+        const chip = c.chip;
+        span.dataset.verdict = chip.verdict;
+        span.append(el("span", "chip-text", chipText(chip)));
+        if (chip.notes.length) span.title = chip.notes.join("\n");
+        const x = el("button", "", "×");
+        x.setAttribute("aria-label", `Remove ${chip.name}`);
+        x.onclick = () => {
+          void ipc.detachFile(chip.id);
+          this.chips.delete(key);
+          this.render();
+        };
+        span.append(x);
+      }
+      this.box.append(span);
+    }
+  }
+}
+
+function badge(route: string | null | undefined): HTMLElement {
+  const b = el("span", `badge ${route ?? ""}`, routeLabel(route));
+  b.setAttribute("aria-label", `Route: ${routeLabel(route)}`);
+  return b;
+}
+
+/** "What left this device": the exact payloads next to the original with private parts marked. */
+async function renderLeft(box: HTMLElement, turn: Turn) {
+  box.replaceChildren(el("p", "hint", "Reading the ledger…"));
+  let rows: LedgerEntry[];
+  try {
+    rows = await ipc.whatLeft(turn.task);
+  } catch (e) {
+    box.replaceChildren(el("p", "error", errorText(e)));
+    return;
+  }
+  box.replaceChildren();
+  if (rows.length === 0) {
+    box.append(el("p", "nothing-left", "Nothing left this device."));
+    return;
+  }
+  for (const r of rows) {
+    const head = el("div", "metrics",
+      `${r.status} · ${r.agent} (${r.provider}, ${r.model}) · ${r.bytes} bytes · sha256 ${r.sha256.slice(0, 12)}…` +
+        (r.error ? ` · ${r.error}` : ""));
+    const cols = el("div", "cols");
+    const orig = el("div");
+    orig.append(el("strong", "", "Your question"));
+    const pre = el("pre", "original");
+    for (const p of pieces(turn.question, turn.plan?.fragments ?? [])) {
+      if (p.cls === "public") pre.append(p.text);
+      else {
+        const m = el("mark", p.cls, p.text);
+        m.title = p.cls === "local_only" ? "stayed on this device" : "masked before sending";
+        pre.append(m);
+      }
+    }
+    orig.append(pre);
+    if (turn.attachments.length) orig.append(el("div", "files", `Files: ${turn.attachments.join(", ")}`));
+    const sent = el("div");
+    sent.append(el("strong", "", r.status === "blocked" ? "Blocked (nothing sent)" : "Sent, exactly"));
+    const out = el("pre", "payload");
+    for (const p of placeholderPieces(payloadText(r))) {
+      out.append(p.placeholder ? el("mark", "placeholder", p.text) : document.createTextNode(p.text));
+    }
+    sent.append(out);
+    cols.append(orig, sent);
+    box.append(head, cols);
+  }
+}
+
+/** One question and answer in the thread; returns handles to update while it streams. */
+function turnView(question: string, files: string[]) {
+  const root = el("article", "turn");
+  const q = el("div", "question", question);
+  const head = el("div", "actions");
+  const b = badge(null);
+  head.append(b);
+  const reasons = el("ul", "reasons");
+  const answer = el("div", "answer");
+  const notices = el("div", "notice");
+  const metrics = el("div", "metrics");
+  const leftBtn = el("button", "link", "What left this device");
+  leftBtn.hidden = true;
+  const left = el("div", "left-panel");
+  left.hidden = true;
+  root.append(q);
+  if (files.length) root.append(el("div", "files", `📎 ${files.join(", ")}`));
+  root.append(head, reasons, answer, notices, metrics, leftBtn, left);
+  const setPlan = (p: Plan) => {
+    b.replaceWith(badge(p.route));
+    reasons.replaceChildren(...p.reasons.map((r) => el("li", "", r)));
+  };
+  const finish = (t: Turn) => {
+    answer.textContent = t.answer;
+    if (t.plan) setPlan(t.plan);
+    notices.replaceChildren(...t.notices.map((n) => el("div", "", n)));
+    const status = turnStatus(t);
+    metrics.textContent = (t.summary ? formatSummary(t.summary, t.elapsed_ms) : "") + (status ? ` ${status}` : "");
+    leftBtn.hidden = false;
+    leftBtn.onclick = () => {
+      left.hidden = !left.hidden;
+      if (!left.hidden) void renderLeft(left, t);
+    };
+  };
+  return { root, answer, notices, setPlan, finish };
+}
+
+function mainWindow() {
+  const thread = $<HTMLElement>("#thread");
+  const form = $<HTMLFormElement>("#ask-form");
+  const prompt = $<HTMLTextAreaElement>("#prompt");
+  const askBtn = $<HTMLButtonElement>("#ask");
+  const stopBtn = $<HTMLButtonElement>("#stop");
+  const status = $<HTMLElement>("#model-status");
+  const pause = $<HTMLInputElement>("#pause-cloud");
+  const chips = new ChipTray($<HTMLElement>("#chips"));
+  let conversation: string | null = null;
+  let running: string | null = null;
+
+  ipc.localModelStatus()
+    .then((m) => { status.textContent = formatModel(m); status.dataset.state = "ready"; })
+    .catch((e) => { status.textContent = `Local model unavailable: ${errorText(e)}`; status.dataset.state = "error"; });
+  void ipc.onAttach((e) => chips.on(e));
+  void ipc.onPrefs((p) => { pause.checked = p.cloud_paused; });
+  void ipc.onOpenConversation((id) => void openConversation(id));
+  ipc.getSettings().then((s) => { pause.checked = s.cloud_paused; }).catch(() => {});
+  pause.onchange = () => void ipc.setCloudPaused(pause.checked).catch((e) => alert(errorText(e)));
+
+  // Tabs, with arrow keys between them.
+  const tabs = ["chat", "ledger", "settings"];
+  const show = (name: string) => {
+    for (const t of tabs) {
+      $<HTMLElement>(`#tab-${t}`).setAttribute("aria-selected", String(t === name));
+      $<HTMLElement>(`#view-${t}`).hidden = t !== name;
+    }
+    if (name === "ledger") void loadLedger();
+    if (name === "settings") void loadSettings();
+  };
+  for (const t of tabs) {
+    const b = $<HTMLButtonElement>(`#tab-${t}`);
+    b.onclick = () => show(t);
+    b.onkeydown = (ev) => {
+      const i = tabs.indexOf(t);
+      const next = ev.key === "ArrowRight" ? tabs[(i + 1) % 3] : ev.key === "ArrowLeft" ? tabs[(i + 2) % 3] : null;
+      if (next) { show(next); $<HTMLButtonElement>(`#tab-${next}`).focus(); }
+    };
+  }
+
+  async function refreshList() {
+    const list = $<HTMLUListElement>("#conversation-list");
+    const items = await ipc.conversations().catch(() => []);
+    list.replaceChildren(...items.map((c) => {
+      const li = el("li");
+      const b = el("button", "", c.title);
+      b.title = c.title;
+      if (c.id === conversation) b.setAttribute("aria-current", "true");
+      b.onclick = () => void openConversation(c.id);
+      li.append(b);
+      return li;
+    }));
+  }
+
+  async function openConversation(id: string) {
+    conversation = id;
+    thread.replaceChildren();
+    for (const t of await ipc.conversation(id)) {
+      const v = turnView(t.question, t.attachments);
+      v.finish(t);
+      thread.append(v.root);
+    }
+    thread.scrollTop = thread.scrollHeight;
+    void refreshList();
+  }
+
+  $<HTMLButtonElement>("#new-chat").onclick = () => {
+    conversation = null;
+    thread.replaceChildren(el("p", "hint", "New conversation."));
+    void refreshList();
+    prompt.focus();
+  };
+  $<HTMLButtonElement>("#attach").onclick = () => void ipc.pickFiles().catch((e) => alert(errorText(e)));
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const question = prompt.value.trim();
+    if (!question || running) return;
+    $<HTMLElement>("#thread-hint")?.remove();
+    const task = ipc.newTaskId();
+    running = task;
+    askBtn.disabled = true;
+    stopBtn.hidden = false;
+    const v = turnView(question, chips.names());
+    thread.append(v.root);
+    const onEvent = (e: RunEvent) => {
+      if (e.type === "plan") v.setPlan(e.plan);
+      if (e.type === "text") { v.answer.textContent += e.text; thread.scrollTop = thread.scrollHeight; }
+      if (e.type === "notice") v.notices.append(el("div", "", e.text));
+    };
+    try {
+      const res = await ipc.ask({ conversation, prompt: question, attachments: chips.ids(), task }, onEvent);
+      conversation = res.conversation;
+      v.finish(res.turn);
+      prompt.value = "";
+      chips.clear();
+      void refreshList();
+    } catch (e) {
+      v.answer.className = "answer error";
+      v.answer.textContent = errorText(e);
+    } finally {
+      running = null;
+      askBtn.disabled = false;
+      stopBtn.hidden = true;
+    }
+  });
+  stopBtn.onclick = () => { if (running) void ipc.stop(running); };
+  prompt.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) form.requestSubmit();
   });
 
-form.addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  const prompt = promptBox.value.trim();
-  if (!prompt) return;
-  button.disabled = true;
-  metrics.textContent = "";
-  answer.innerHTML = "";
-  const out = document.createElement("p");
-  out.className = "answer";
-  answer.appendChild(out);
-  try {
-    const result = await askLocal(prompt, (e) => {
-      if (e.type === "token") out.textContent += e.text;
-    });
-    // The final result is authoritative (covers tokens delivered after a repaint).
-    out.textContent = result.text;
-    metrics.textContent = formatMetrics(result.metrics);
-  } catch (e) {
-    out.className = "error";
-    out.textContent = errorText(e);
-  } finally {
-    button.disabled = false;
+  async function loadLedger() {
+    const body = $<HTMLElement>("#ledger-table tbody");
+    try {
+      const [view, convs] = await Promise.all([ipc.ledger(200), ipc.conversations()]);
+      const turns = (await Promise.all(convs.slice(0, 50).map((c) => ipc.conversation(c.id)))).flat();
+      const s = savings(turns);
+      const card = (label: string, value: string) => {
+        const c = el("div", "card");
+        c.append(el("b", "", value), el("span", "hint", label));
+        return c;
+      };
+      $<HTMLElement>("#dashboard").replaceChildren(
+        card("requests sent", String(view.totals.sent)),
+        card("blocked by the guard", String(view.totals.blocked)),
+        card("bytes that left", String(view.totals.bytes_sent)),
+        card("cloud cost", `$${s.cost.toFixed(4)}`),
+        card("all-cloud would cost", `$${s.allCloud.toFixed(4)}`),
+        card("energy (estimate)", `${s.energyJ.toFixed(0)} J`),
+        card("local runs", `${view.totals.local_runs} (${view.totals.local_tokens} tokens)`),
+      );
+      $<HTMLElement>("#ledger-path").textContent = `${formatTotals(view.totals)} — ${view.path}`;
+      body.replaceChildren(...view.entries.map((r) => {
+        const tr = el("tr");
+        tr.dataset.task = r.task;
+        const pre = el("pre", "", r.payload === null ? "(not kept: blocked)" : payloadText(r));
+        const cells = [
+          new Date(r.ts_ms).toLocaleString(), r.status, `${r.agent} · ${r.model}`, String(r.bytes),
+          r.tokens_in === null ? "" : `${r.tokens_in} → ${r.tokens_out ?? 0}`,
+          r.cost_usd === null ? "" : `$${r.cost_usd.toFixed(5)}`,
+        ].map((t) => el("td", "", t));
+        const td = el("td");
+        td.append(pre);
+        tr.append(...cells, td);
+        return tr;
+      }));
+    } catch (e) {
+      body.replaceChildren(el("tr", "error", errorText(e)));
+    }
   }
-});
+  $<HTMLButtonElement>("#ledger-refresh").onclick = () => void loadLedger();
+  $<HTMLButtonElement>("#ledger-export").onclick = () =>
+    void ipc.exportLedger().then((p) => { if (p) $<HTMLElement>("#ledger-path").textContent = `Exported to ${p}`; })
+      .catch((e) => alert(errorText(e)));
 
-promptBox.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) form.requestSubmit();
-});
+  async function loadSettings() {
+    const s = await ipc.getSettings();
+    $<HTMLSelectElement>("#policy").value = s.policy;
+    $<HTMLElement>("#shortcut").textContent = s.shortcut;
+    const kerr = $<HTMLElement>("#keychain-error");
+    kerr.hidden = !s.keychain_error;
+    kerr.textContent = s.keychain_error ? `Keys cannot be stored: ${s.keychain_error}` : "";
+    $<HTMLInputElement>("#gateway").checked = s.gateway.running;
+    $<HTMLElement>("#gateway-status").textContent = s.gateway.running ? `Listening on http://127.0.0.1:${s.gateway.port}/v1` : "Off";
+    $<HTMLUListElement>("#providers").replaceChildren(...s.providers.map((p) => {
+      const li = el("li");
+      li.append(el("span", "name", p.name), el("span", "hint", `${p.agents.join(", ") || "no agents"} · ${p.base_url}`));
+      const state = el("span", "", !p.needs_key ? "no key needed" : p.key === "store" ? "key in keychain" : p.key === "env" ? "key from environment" : "no key");
+      li.append(state);
+      if (p.needs_key) {
+        const input = el("input") as HTMLInputElement;
+        input.type = "password";
+        input.autocomplete = "off";
+        input.placeholder = "paste API key";
+        input.setAttribute("aria-label", `API key for ${p.name}`);
+        const save = el("button", "secondary", "Save key");
+        save.onclick = () => void ipc.setKey(p.name, input.value).then(() => { input.value = ""; void loadSettings(); }).catch((e) => alert(errorText(e)));
+        li.append(input, save);
+        if (p.key === "store") {
+          const del = el("button", "secondary", "Delete key");
+          del.onclick = () => void ipc.deleteKey(p.name).then(() => loadSettings());
+          li.append(del);
+        }
+      }
+      return li;
+    }));
+    ipc.probeHardware().then((h) => {
+      const hw = h.hardware;
+      const card = (label: string, value: string) => { const c = el("div", "card"); c.append(el("b", "", value), el("span", "hint", label)); return c; };
+      $<HTMLElement>("#hardware").replaceChildren(
+        card("CPU", `${hw.cpu.logical_cores} cores`),
+        card("memory", `${(hw.memory.total_bytes / 2 ** 30).toFixed(0)} GiB`),
+        card("recommended model", String(h.recommendation.recommended_model ?? "none fits")),
+      );
+    }).catch(() => {});
+  }
+  $<HTMLSelectElement>("#policy").onchange = (ev) =>
+    void ipc.setPolicy((ev.target as HTMLSelectElement).value as ipc.Policy).catch((e) => alert(errorText(e)));
+  $<HTMLInputElement>("#gateway").onchange = (ev) => {
+    const on = (ev.target as HTMLInputElement).checked;
+    ipc.setGateway(on).then((g) => {
+      $<HTMLElement>("#gateway-status").textContent = g.running
+        ? `Listening on http://127.0.0.1:${g.port}/v1` + (g.new_token ? ` — token (shown once): ${g.new_token}` : " — token in the keychain (tandem serve --rotate-token makes a new one)")
+        : "Off";
+    }).catch((e) => { alert(errorText(e)); (ev.target as HTMLInputElement).checked = false; });
+  };
+  $<HTMLFormElement>("#provider-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const f = new FormData(ev.target as HTMLFormElement);
+    void ipc.addProvider({
+      name: String(f.get("name")), wire: String(f.get("wire")), baseUrl: String(f.get("baseUrl")),
+      needsKey: f.get("needsKey") !== null, model: String(f.get("model") || "") || null, key: String(f.get("key") || "") || null,
+    }).then(() => { (ev.target as HTMLFormElement).reset(); return loadSettings(); }).catch((e) => alert(errorText(e)));
+  });
+
+  void refreshList();
+}
+
+function quickWindow() {
+  const form = $<HTMLFormElement>("#quick-form");
+  const input = $<HTMLInputElement>("#quick-prompt");
+  const answer = $<HTMLElement>("#quick-answer");
+  const b = $<HTMLElement>("#quick-badge");
+  const open = $<HTMLButtonElement>("#quick-open");
+  const chips = new ChipTray($<HTMLElement>("#quick-chips"));
+  let conversation: string | null = null;
+  let running: string | null = null;
+  void ipc.onAttach((e) => chips.on(e));
+  void ipc.onQuickShown(() => { input.focus(); input.select(); });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") {
+      if (running) void ipc.stop(running);
+      void ipc.hideQuick();
+    }
+  });
+  open.onclick = () => void ipc.openMain(conversation);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const q = input.value.trim();
+    if (!q || running) return;
+    running = ipc.newTaskId();
+    answer.textContent = "";
+    answer.className = "answer";
+    b.hidden = false;
+    b.className = "badge";
+    b.textContent = "…";
+    try {
+      const res = await ipc.ask({ conversation: null, prompt: q, attachments: chips.ids(), task: running }, (e) => {
+        if (e.type === "plan") { b.className = `badge ${e.plan.route}`; b.textContent = routeLabel(e.plan.route); }
+        if (e.type === "text") answer.textContent += e.text;
+      });
+      answer.textContent = res.turn.answer;
+      conversation = res.conversation;
+      open.hidden = false;
+      chips.clear();
+    } catch (e) {
+      answer.className = "answer error";
+      answer.textContent = errorText(e);
+    } finally {
+      running = null;
+    }
+  });
+  input.focus();
+}
+
+if (document.body.dataset.window === "quick") quickWindow();
+else mainWindow();

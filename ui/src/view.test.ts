@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { errorText, formatMetrics, formatModel } from "./view";
+import {
+  chipText, errorText, formatMetrics, formatModel, formatSummary, labelCount, payloadText, pieces,
+  placeholderPieces, routeLabel, savings,
+} from "./view";
+import type { LedgerEntry, Summary } from "./ipc";
+
+const summary: Summary = {
+  text: "", route: "split", agent: "claude-sonnet", cloud_tokens: 120, local_tokens: 30, prompt_tokens: 100,
+  completion_tokens: 50, cost_usd: 0.0012, all_cloud_cost_usd: 0.0034, energy_local_j: 12.5, energy_cloud_j: 240,
+  masked: 2, withheld: 0, fell_back: false,
+};
 
 describe("view helpers", () => {
   it("formats metrics", () => {
@@ -16,5 +26,35 @@ describe("view helpers", () => {
   it("formats the model", () => {
     expect(formatModel({ name: "m", path: "/p", architecture: "llama", device: "cpu", dtype: "f32", threads: 2, load_seconds: 1 }))
       .toBe("m · CPU · 2 threads");
+  });
+  it("writes chips like a person would", () => {
+    expect(chipText({ id: "1", name: "statement.pdf", chars: 900, verdict: "local_only", counts: { IBAN_CODE: 3 }, notes: [] }))
+      .toBe("statement.pdf · 3 IBANs · stays local");
+    expect(chipText({ id: "2", name: "note.txt", chars: 9, verdict: "maskable", counts: { EMAIL_ADDRESS: 1 }, notes: [] }))
+      .toBe("note.txt · 1 email address · masked before the cloud");
+    expect(labelCount("MEDICAL_CONDITION", 2)).toBe("2 × medical condition");
+  });
+  it("summarises an answer: tokens, time, cost, energy", () => {
+    expect(formatSummary(summary, 4200)).toBe(
+      "30 local + 120 cloud tokens · 4.2 s · cost $0.00120 (all-cloud $0.00340) · ≈ 252.5 J · 2 masked");
+    expect(routeLabel("split")).toBe("Split");
+    expect(savings([{ summary }, { summary: null }]).allCloud).toBeCloseTo(0.0034);
+  });
+  it("cuts the question by the plan's UTF-8 byte offsets", () => {
+    const q = "Café bill: IBAN DE89 3704 0044 0532 0130 00. Why?";
+    const start = new TextEncoder().encode("Café bill: ").length;
+    const end = new TextEncoder().encode("Café bill: IBAN DE89 3704 0044 0532 0130 00.").length;
+    const p = pieces(q, [{ source: "prompt", start, end, class: "maskable" }, { source: "bank.txt", start: 0, end: 3, class: "local_only" }]);
+    expect(p).toEqual([
+      { text: "Café bill: ", cls: "public" },
+      { text: "IBAN DE89 3704 0044 0532 0130 00.", cls: "maskable" },
+      { text: " Why?", cls: "public" },
+    ]);
+  });
+  it("finds placeholders in what was sent, and shows messages not JSON", () => {
+    expect(placeholderPieces("pay [IBAN_1] now").map((p) => p.placeholder)).toEqual([false, true, false]);
+    const e = { payload: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi [EMAIL_1]" }] }) } as LedgerEntry;
+    expect(payloadText(e)).toBe("user: hi [EMAIL_1]");
+    expect(payloadText({ payload: null } as LedgerEntry)).toBe("");
   });
 });

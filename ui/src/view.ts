@@ -1,5 +1,6 @@
-// Rendering helpers kept free of IPC so they can be tested in jsdom.
-import type { GenerationMetrics, LoadedModel } from "./ipc";
+// Rendering helpers kept free of IPC so they can be tested in jsdom. Everything user- or
+// model-written is put in the DOM as text, never as HTML.
+import type { Chip, GenerationMetrics, LedgerEntry, LoadedModel, Plan, PlanFragment, Summary, Totals, Turn, Verdict } from "./ipc";
 
 export function formatMetrics(m: GenerationMetrics): string {
   const parts = [
@@ -21,4 +22,138 @@ export function errorText(e: unknown): string {
     return `${String((e as { message: unknown }).message)}${code}`;
   }
   return String(e);
+}
+
+export function routeLabel(route: string | null | undefined): string {
+  switch (route) {
+    case "local": return "Local";
+    case "cloud": return "Cloud";
+    case "split": return "Split";
+    default: return "…";
+  }
+}
+
+const usd = (x: number) => (x < 0.01 && x > 0 ? `$${x.toFixed(5)}` : `$${x.toFixed(2)}`);
+const joules = (j: number) => (j >= 1000 ? `${(j / 1000).toFixed(1)} kJ` : `${j.toFixed(1)} J`);
+
+/** Tokens, time, cost and energy of one answer. */
+export function formatSummary(s: Summary, elapsedMs: number): string {
+  const parts = [`${s.local_tokens} local + ${s.cloud_tokens} cloud tokens`, `${(elapsedMs / 1000).toFixed(1)} s`];
+  parts.push(`cost ${usd(s.cost_usd)}${s.all_cloud_cost_usd > 0 ? ` (all-cloud ${usd(s.all_cloud_cost_usd)})` : ""}`);
+  parts.push(`≈ ${joules(s.energy_local_j + s.energy_cloud_j)}`);
+  if (s.masked) parts.push(`${s.masked} masked`);
+  if (s.withheld) parts.push(`${s.withheld} withheld`);
+  return parts.join(" · ");
+}
+
+// Friendly names for the scanner's labels, singular and plural.
+const LABELS: Record<string, [string, string]> = {
+  IBAN_CODE: ["IBAN", "IBANs"],
+  CREDIT_CARD: ["card number", "card numbers"],
+  EMAIL_ADDRESS: ["email address", "email addresses"],
+  PHONE_NUMBER: ["phone number", "phone numbers"],
+  PERSON: ["name", "names"],
+  US_SSN: ["SSN", "SSNs"],
+  IP_ADDRESS: ["IP address", "IP addresses"],
+  LOCATION: ["place", "places"],
+  DATE_TIME: ["date", "dates"],
+  URL: ["URL", "URLs"],
+};
+
+export function labelCount(label: string, n: number): string {
+  const known = LABELS[label];
+  if (known) return `${n} ${n === 1 ? known[0] : known[1]}`;
+  const words = label.toLowerCase().replace(/_/g, " ");
+  return `${n} × ${words}`;
+}
+
+export function verdictText(v: Verdict): string {
+  switch (v) {
+    case "local_only": return "stays local";
+    case "maskable": return "masked before the cloud";
+    default: return "nothing sensitive found";
+  }
+}
+
+/** "statement.pdf · 3 IBANs · stays local" */
+export function chipText(c: Chip): string {
+  const counts = Object.entries(c.counts)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([l, n]) => labelCount(l, n));
+  return [c.name, ...counts, verdictText(c.verdict)].join(" · ");
+}
+
+export interface Piece { text: string; cls: Verdict }
+
+/** Cuts `text` into pieces by the plan's fragments of `source` (byte offsets from Rust are
+ *  UTF-8; they are converted so non-ASCII text highlights the right characters). */
+export function pieces(text: string, fragments: PlanFragment[], source = "prompt"): Piece[] {
+  const bytes = new TextEncoder().encode(text);
+  const dec = new TextDecoder();
+  const frs = fragments.filter((f) => f.source === source).sort((a, b) => a.start - b.start);
+  const out: Piece[] = [];
+  let at = 0;
+  for (const f of frs) {
+    if (f.start < at || f.end > bytes.length) continue;
+    if (f.start > at) out.push({ text: dec.decode(bytes.slice(at, f.start)), cls: "public" });
+    out.push({ text: dec.decode(bytes.slice(f.start, f.end)), cls: f.class });
+    at = f.end;
+  }
+  if (at < bytes.length) out.push({ text: dec.decode(bytes.slice(at)), cls: "public" });
+  return out.filter((p) => p.text.length > 0);
+}
+
+/** A payload split around placeholders such as [IBAN_1], so they can be highlighted. */
+export function placeholderPieces(payload: string): { text: string; placeholder: boolean }[] {
+  const out: { text: string; placeholder: boolean }[] = [];
+  const re = /\[[A-Z][A-Z_]*_\d+\]/g;
+  let at = 0;
+  for (const m of payload.matchAll(re)) {
+    const i = m.index ?? 0;
+    if (i > at) out.push({ text: payload.slice(at, i), placeholder: false });
+    out.push({ text: m[0], placeholder: true });
+    at = i + m[0].length;
+  }
+  if (at < payload.length) out.push({ text: payload.slice(at), placeholder: false });
+  return out;
+}
+
+/** The user-facing text of a logged payload: the messages' contents, not the JSON envelope. */
+export function payloadText(e: LedgerEntry): string {
+  if (!e.payload) return "";
+  try {
+    const v = JSON.parse(e.payload) as { messages?: { role: string; content: unknown }[]; system?: unknown };
+    const msgs = v.messages ?? [];
+    const sys = typeof v.system === "string" ? [`system: ${v.system}`] : [];
+    return [...sys, ...msgs.map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`)].join("\n\n");
+  } catch {
+    return e.payload;
+  }
+}
+
+export function planReasons(p: Plan | null): string[] {
+  return p ? p.reasons : [];
+}
+
+export function turnStatus(t: Turn): string {
+  if (t.error) return `failed (${t.error})`;
+  if (t.stopped) return "stopped";
+  return "";
+}
+
+export function formatTotals(t: Totals): string {
+  return `${t.sent} sent · ${t.blocked} blocked · ${t.bytes_sent} bytes · ${t.cloud_tokens} cloud tokens · ${usd(t.cost_usd)} · ${t.local_runs} local runs (${t.local_tokens} tokens)`;
+}
+
+/** Saving of the routed answers against sending each whole task to the cloud. */
+export function savings(turns: { summary: Summary | null }[]): { cost: number; allCloud: number; energyJ: number } {
+  let cost = 0, allCloud = 0, energyJ = 0;
+  for (const t of turns) {
+    if (!t.summary) continue;
+    cost += t.summary.cost_usd;
+    allCloud += t.summary.all_cloud_cost_usd;
+    energyJ += t.summary.energy_local_j + t.summary.energy_cloud_j;
+  }
+  return { cost, allCloud, energyJ };
 }

@@ -52,6 +52,7 @@ pub struct ConversationInfo {
 /// One question and what came of it. `plan` and `summary` are the orchestrator's own
 /// serialized values, kept as JSON so older rows stay readable when those types grow.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Turn {
     /// The orchestrator's task id: the ledger's rows for this answer carry it.
     pub task: String,
@@ -67,6 +68,9 @@ pub struct Turn {
     pub error: Option<String>,
     /// The user pressed stop: `answer` is what had arrived.
     pub stopped: bool,
+    /// From the question to the end of the answer.
+    #[serde(default)]
+    pub elapsed_ms: u64,
 }
 
 /// `TANDEM_CONVERSATIONS`, else `<data dir>/tandem/conversations.sqlite3`.

@@ -87,6 +87,7 @@ pub async fn ask(
         max_tokens: max_tokens.unwrap_or(512),
         ..RunOptions::default()
     };
+    let started = std::time::Instant::now();
     let (stop_tx, mut stop_rx) = oneshot::channel();
     state.runs_insert(task.clone(), stop_tx);
     let (tx, mut rx) = mpsc::channel(256);
@@ -126,6 +127,7 @@ pub async fn ask(
         }
     };
     state.runs_remove(&task);
+    turn.elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
         None => turn.stopped = true,
         Some(Ok(Ok(summary))) => turn.summary = serde_json::to_value(&summary).ok(),
