@@ -50,3 +50,5 @@ bench:
 	@bench/sensitivity.sh
 	@bench/gateway.sh
 	@bench/index.sh
+	@bench/app_startup.sh
+	@bench/app_memory.sh

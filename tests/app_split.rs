@@ -146,19 +146,21 @@ fn split_answer_shows_what_left_and_pause_keeps_it_local() {
     );
     assert_eq!(lb.received().len(), 1, "nothing may leave while paused");
     let turn = &asked["turn"];
-    assert_eq!(turn["summary"]["fell_back"], true, "{turn}");
-    assert!(turn["notices"].to_string().contains("pause"), "{turn}");
-    let left = call(
-        &window,
-        "what_left",
-        serde_json::json!({ "task": "t-paused" }),
-    );
+    assert_eq!(turn["plan"]["route"], "local", "{turn}");
     assert!(
-        left.as_array()
-            .unwrap()
-            .iter()
-            .all(|r| r["status"] == "blocked" && r["payload"].is_null()),
-        "{left}"
+        turn["plan"]["reasons"]
+            .to_string()
+            .contains("Pause cloud is on"),
+        "{turn}"
+    );
+    assert!(!turn["answer"].as_str().unwrap().is_empty());
+    assert_eq!(
+        call(
+            &window,
+            "what_left",
+            serde_json::json!({ "task": "t-paused" })
+        ),
+        serde_json::json!([])
     );
     call(
         &window,

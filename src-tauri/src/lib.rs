@@ -12,6 +12,9 @@ use tauri::{
 pub use commands::attach::{stage, stage_all, AttachEvent, Chip};
 pub use state::{AppState, DataPaths, Prefs};
 
+/// When `run` began (for the "window interactive" figure).
+pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 /// Quick ask opens with this unless the user chose another (Cmd on macOS, Ctrl elsewhere).
 pub const DEFAULT_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 
@@ -81,6 +84,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::settings::set_gateway,
             commands::windows::hide_quick,
             commands::windows::open_main,
+            commands::windows::ui_ready,
         ])
         .on_window_event(|window, event| {
             // Native drops give paths to the shell; the page only ever sees chips.
@@ -172,6 +176,7 @@ fn desktop(builder: tauri::Builder<tauri::Wry>, shortcut: String) -> tauri::Buil
 }
 
 pub fn run() {
+    let _ = STARTED.set(std::time::Instant::now());
     init_logging();
     let state = match AppState::from_env() {
         Ok(s) => s,

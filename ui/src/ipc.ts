@@ -167,6 +167,7 @@ export const setGateway = (enabled: boolean, port?: number) => invoke<GatewayVie
 export const localModelStatus = () => invoke<LoadedModel>("local_model_status");
 export const probeHardware = () => invoke<HardwareProbe>("probe_hardware");
 export const hideQuick = () => invoke<void>("hide_quick");
+export const uiReady = () => invoke<number>("ui_ready");
 export const openMain = (conversation: string | null) => invoke<void>("open_main", { conversation });
 
 export const onAttach = (f: (e: AttachEvent) => void): Promise<UnlistenFn> =>

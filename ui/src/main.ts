@@ -132,7 +132,7 @@ function turnView(question: string, files: string[]) {
   const left = el("div", "left-panel");
   left.hidden = true;
   root.append(q);
-  if (files.length) root.append(el("div", "files", `📎 ${files.join(", ")}`));
+  if (files.length) root.append(el("div", "files", `Attached: ${files.join(", ")}`));
   root.append(head, reasons, answer, notices, metrics, leftBtn, left);
   const setPlan = (p: Plan) => {
     b.replaceWith(badge(p.route));
@@ -141,6 +141,8 @@ function turnView(question: string, files: string[]) {
   const finish = (t: Turn) => {
     answer.textContent = t.answer;
     if (t.plan) setPlan(t.plan);
+    // A cloud step that failed fell back to the local model: the badge says where it ran.
+    if (t.summary?.fell_back) root.querySelector(".badge")?.replaceWith(badge("local"));
     notices.replaceChildren(...t.notices.map((n) => el("div", "", n)));
     const status = turnStatus(t);
     metrics.textContent = (t.summary ? formatSummary(t.summary, t.elapsed_ms) : "") + (status ? ` ${status}` : "");
@@ -370,6 +372,7 @@ function mainWindow() {
   });
 
   void refreshList();
+  void ipc.uiReady().catch(() => {});
 }
 
 function quickWindow() {

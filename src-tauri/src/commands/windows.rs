@@ -26,3 +26,15 @@ pub async fn open_main<R: Runtime>(
     }
     Ok(())
 }
+
+/// The page calls this once its script has run: the app logs how long after launch the window
+/// became interactive (bench/app.sh reads that line).
+#[tauri::command]
+pub async fn ui_ready<R: Runtime>(window: tauri::Window<R>) -> Result<u64, CommandError> {
+    let ms = crate::STARTED
+        .get()
+        .map(|t| t.elapsed().as_millis() as u64)
+        .unwrap_or(0);
+    tracing::info!(window = window.label(), ms, "window interactive");
+    Ok(ms)
+}

@@ -170,6 +170,12 @@ impl Orchestrator {
         opts: &RunOptions,
         task_chars: usize,
     ) -> Result<(Agent, String), String> {
+        // Pause cloud is a plan-time fact too: the task is planned local and says why, instead
+        // of being planned for the cloud and refused at the egress guard (which still refuses
+        // anything that gets there while paused).
+        if self.egress.paused() {
+            return Err("Pause cloud is on".into());
+        }
         let offline = self
             .network
             .as_ref()
