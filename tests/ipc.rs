@@ -313,3 +313,117 @@ fn settings_pause_and_policy_persist() {
         .unwrap()
         .starts_with(dir.path().to_str().unwrap()));
 }
+
+#[test]
+fn watched_folders_are_added_indexed_marked_and_removed() {
+    let (app, window) = app();
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docs.path().join("notes.md"),
+        "Lunch with the team on Friday.",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.path().join("bank.txt"),
+        "IBAN GB82 WEST 1234 5698 7654 32",
+    )
+    .unwrap();
+    let state = app.state::<AppState>().inner().clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let folder = rt
+        .block_on(tandem_app::add_folder_path(
+            &state,
+            docs.path().to_path_buf(),
+            false,
+        ))
+        .unwrap();
+    let stats = call(&window, "index_now", serde_json::json!({}));
+    assert_eq!(stats["indexed"], 2, "{stats}");
+    let v = call(&window, "folders", serde_json::json!({}));
+    assert_eq!(v["folders"][0]["sensitive"], false);
+    assert_eq!(v["status"]["indexed"], 2, "{v}");
+    let path = folder.path.display().to_string();
+    let f = call(
+        &window,
+        "set_folder_sensitive",
+        serde_json::json!({ "path": path, "sensitive": true }),
+    );
+    assert_eq!(f["sensitive"], true);
+    // Only watched folders can be changed from the page.
+    let e = get_ipc_response(
+        &window,
+        request(
+            "set_folder_sensitive",
+            serde_json::json!({ "path": "/etc", "sensitive": false }),
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(e["code"], "app.bad_input", "{e}");
+    assert_eq!(
+        call(
+            &window,
+            "remove_folder",
+            serde_json::json!({ "path": path })
+        ),
+        true
+    );
+    let stats = call(&window, "index_now", serde_json::json!({}));
+    assert!(stats["removed"].as_u64().unwrap() >= 2, "{stats}");
+    assert_eq!(
+        call(&window, "folders", serde_json::json!({}))["folders"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn the_model_card_lists_the_manifest_and_remembers_a_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = app_in(dir.path());
+    let list = call(&window, "models", serde_json::json!({}));
+    let smol = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "smollm2-135m-instruct")
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(smol["installed"], true);
+    assert_eq!(smol["fits"], true);
+    assert_eq!(
+        smol["chosen"], true,
+        "the manifest default is chosen: {smol}"
+    );
+    let e = get_ipc_response(
+        &window,
+        request(
+            "choose_model",
+            serde_json::json!({ "name": "no-such-model" }),
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(e["code"], "app.bad_input", "{e}");
+    let missing = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["installed"] == false);
+    if let Some(m) = missing {
+        let e = get_ipc_response(
+            &window,
+            request("choose_model", serde_json::json!({ "name": m["name"] })),
+        )
+        .unwrap_err();
+        assert!(
+            e["message"].as_str().unwrap().contains("not downloaded"),
+            "{e}"
+        );
+    }
+    call(
+        &window,
+        "choose_model",
+        serde_json::json!({ "name": "smollm2-135m-instruct" }),
+    );
+    let prefs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("app-prefs.json")).unwrap())
+            .unwrap();
+    assert_eq!(prefs["model"], "smollm2-135m-instruct");
+}

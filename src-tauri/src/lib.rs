@@ -10,6 +10,7 @@ use tauri::{
 };
 
 pub use commands::attach::{stage, stage_all, AttachEvent, Chip};
+pub use commands::folders::add_path as add_folder_path;
 pub use state::{AppState, DataPaths, Prefs};
 
 /// When `run` began (for the "window interactive" figure).
@@ -77,6 +78,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::ledger::export_ledger,
             commands::settings::get_settings,
             commands::settings::set_policy,
+            commands::settings::set_menu_bar_only,
             commands::settings::set_cloud_paused,
             commands::settings::set_key,
             commands::settings::delete_key,
@@ -85,6 +87,14 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::windows::hide_quick,
             commands::windows::open_main,
             commands::windows::ui_ready,
+            commands::folders::folders,
+            commands::folders::add_folder,
+            commands::folders::set_folder_sensitive,
+            commands::folders::remove_folder,
+            commands::folders::index_now,
+            commands::models::models,
+            commands::models::download_model,
+            commands::models::choose_model,
         ])
         .on_window_event(|window, event| {
             // Native drops give paths to the shell; the page only ever sees chips.
@@ -165,6 +175,10 @@ fn desktop(builder: tauri::Builder<tauri::Wry>, shortcut: String) -> tauri::Buil
         .plugin(
             tauri::plugin::Builder::<tauri::Wry, ()>::new("tandem-desktop")
                 .setup(move |app, _api| {
+                    #[cfg(target_os = "macos")]
+                    if app.state::<AppState>().prefs().menu_bar_only {
+                        let _ = app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+                    }
                     if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
                         tracing::warn!("quick-ask shortcut {shortcut} not available: {e}");
                     }

@@ -62,6 +62,12 @@ pub struct Prefs {
     pub shortcut: Option<String>,
     /// Start the local gateway with the app.
     pub gateway: bool,
+    /// The model chosen in Settings for the next start (`TANDEM_MODEL` still wins).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// macOS: live in the menu bar only (no Dock icon); applied at the next start.
+    #[serde(default)]
+    pub menu_bar_only: bool,
 }
 
 impl Prefs {
@@ -121,8 +127,13 @@ fn internal(e: impl std::fmt::Display) -> ErrorInfo {
 }
 
 impl AppState {
-    pub fn new(settings: Settings, paths: DataPaths) -> Self {
+    pub fn new(mut settings: Settings, paths: DataPaths) -> Self {
         let prefs = Prefs::load(&paths.prefs);
+        if std::env::var_os(tandem_core::config::MODEL_ENV).is_none() {
+            if let Some(m) = &prefs.model {
+                settings.model = Some(m.clone());
+            }
+        }
         Self {
             settings: Arc::new(settings),
             events: EventBus::new(),
@@ -182,6 +193,14 @@ impl AppState {
             })
             .await
             .clone()
+    }
+
+    /// The loaded model's name, without waiting for a load in progress.
+    pub fn loaded_model_name(&self) -> Option<String> {
+        match self.engine.get() {
+            Some(Ok(e)) => Some(e.model().name.clone()),
+            _ => None,
+        }
     }
 
     pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {

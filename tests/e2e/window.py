@@ -213,13 +213,24 @@ quality = 100
         wait_for("quick ask to show", lambda: subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Tandem quick ask"],
                                                             env=env, capture_output=True).returncode == 0, timeout=20, every=0.2)
         time.sleep(0.5)
+        # Without a window manager the keyboard follows the pointer: click into quick ask's input.
+        wid = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Tandem quick ask"], env=env,
+                             capture_output=True, text=True).stdout.split()[0]
+        geo = dict(l.split("=") for l in subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], env=env,
+                                                       capture_output=True, text=True).stdout.split())
+        xdo("mousemove", str(int(geo["X"]) + 120), str(int(geo["Y"]) + 30)); xdo("click", "1")
+        time.sleep(0.3)
         xdo("type", "--delay", "20", "What is the capital of Italy?")
         xdo("key", "Return")
         def quick_answered():
             r = call("POST", f"{s}/execute/async", {"script": "const done=arguments[arguments.length-1];"
                      "window.__TAURI_INTERNALS__.invoke('conversations').then(r=>done(JSON.stringify(r)),e=>done('[]'))", "args": []})
             return any("Italy" in c["title"] for c in json.loads(r or "[]"))
-        wait_for("the quick answer to be stored", quick_answered, timeout=120, every=0.5)
+        try:
+            wait_for("the quick answer to be stored", quick_answered, timeout=120, every=0.5)
+        except SystemExit:
+            subprocess.run(["import", "-window", "root", os.path.join(OUT, "quick-failed.png")], env=env)
+            raise
         time.sleep(0.5)
         subprocess.run(["import", "-window", "root", os.path.join(OUT, "quick.png")], env=env, check=True)
         print("e2e: ok, screenshots in", OUT)

@@ -4,6 +4,7 @@
 // check those shapes field by field.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { getCurrentWebviewWindow } from "@tauri-apps/api/webviewWindow";
 
 export type Verdict = "public" | "maskable" | "local_only";
 export type RouteName = "local" | "cloud" | "split";
@@ -67,6 +68,7 @@ export interface Turn {
   ts_ms: number;
   question: string;
   attachments: string[];
+  documents: { name: string; text: string; truncated: boolean }[];
   answer: string;
   plan: Plan | null;
   summary: Summary | null;
@@ -122,7 +124,7 @@ export interface ProviderView {
 export interface GatewayView { running: boolean; port: number | null; new_token: string | null }
 export interface SettingsView {
   policy: Policy; cloud_paused: boolean; providers: ProviderView[]; keychain_error: string | null;
-  gateway: GatewayView; shortcut: string;
+  gateway: GatewayView; shortcut: string; menu_bar_only: boolean;
 }
 export interface Prefs { policy: Policy | null; cloud_paused: boolean; shortcut: string | null; gateway: boolean }
 
@@ -130,6 +132,27 @@ export interface HardwareProbe {
   hardware: { cpu: { brand: string; logical_cores: number; physical_cores: number | null }; memory: { total_bytes: number; available_bytes: number } } & Record<string, unknown>;
   recommendation: { recommended_model: string | null; reasons?: string[] } & Record<string, unknown>;
 }
+
+export interface Folder { path: string; sensitive: boolean; include?: string[]; exclude?: string[] }
+export interface PassStats { seen: number; indexed: number; unchanged: number; failed: number; removed: number }
+export interface IndexStatus {
+  files: number; indexed: number; failed: number; queued: number; chunks: number;
+  by_verdict: Record<string, number>; failures: [string, string][];
+}
+export interface FoldersView { folders: Folder[]; status: IndexStatus }
+export type IndexEvent =
+  | { state: "progress"; stats: PassStats }
+  | { state: "done"; stats: PassStats }
+  | { state: "failed"; error: CommandError };
+
+export interface ModelView {
+  name: string; parameters_b: number; quantization: string; size: number; license: string;
+  installed: boolean; fits: boolean; est_decode_tok_s: number | null; reason: string; loaded: boolean; chosen: boolean;
+}
+export type FetchProgress =
+  | { stage: "downloading"; done_bytes: number; total_bytes: number | null }
+  | { stage: "verifying" }
+  | { stage: "optimizing"; to: string };
 
 /** Errors from commands carry a stable code (see tandem-core's ErrorCode). */
 export interface CommandError { code: string; message: string }
@@ -158,6 +181,7 @@ export const ledger = (limit?: number) => invoke<LedgerView>("ledger", { limit }
 export const exportLedger = () => invoke<string | null>("export_ledger");
 export const getSettings = () => invoke<SettingsView>("get_settings");
 export const setPolicy = (policy: Policy) => invoke<Policy>("set_policy", { policy });
+export const setMenuBarOnly = (enabled: boolean) => invoke<boolean>("set_menu_bar_only", { enabled });
 export const setCloudPaused = (paused: boolean) => invoke<boolean>("set_cloud_paused", { paused });
 export const setKey = (provider: string, key: string) => invoke<void>("set_key", { provider, key });
 export const deleteKey = (provider: string) => invoke<boolean>("delete_key", { provider });
@@ -167,11 +191,26 @@ export const setGateway = (enabled: boolean, port?: number) => invoke<GatewayVie
 export const localModelStatus = () => invoke<LoadedModel>("local_model_status");
 export const probeHardware = () => invoke<HardwareProbe>("probe_hardware");
 export const hideQuick = () => invoke<void>("hide_quick");
+export const folders = () => invoke<FoldersView>("folders");
+export const addFolder = (sensitive: boolean) => invoke<Folder | null>("add_folder", { sensitive });
+export const setFolderSensitive = (path: string, sensitive: boolean) => invoke<Folder>("set_folder_sensitive", { path, sensitive });
+export const removeFolder = (path: string) => invoke<boolean>("remove_folder", { path });
+export const indexNow = () => invoke<PassStats>("index_now");
+export const onIndex = (f: (e: IndexEvent) => void): Promise<UnlistenFn> =>
+  listen<IndexEvent>("tandem://index", (e) => f(e.payload));
+export const models = () => invoke<ModelView[]>("models");
+export const chooseModel = (name: string) => invoke<void>("choose_model", { name });
+export function downloadModel(name: string, onProgress: (p: FetchProgress) => void): Promise<unknown> {
+  const channel = new Channel<FetchProgress>();
+  channel.onmessage = onProgress;
+  return invoke("download_model", { name, onProgress: channel });
+}
 export const uiReady = () => invoke<number>("ui_ready");
 export const openMain = (conversation: string | null) => invoke<void>("open_main", { conversation });
 
+/** Files dropped on (or picked in) this window only: the shell sends each window its own. */
 export const onAttach = (f: (e: AttachEvent) => void): Promise<UnlistenFn> =>
-  listen<AttachEvent>("tandem://attach", (e) => f(e.payload));
+  getCurrentWebviewWindow().listen<AttachEvent>("tandem://attach", (e) => f(e.payload));
 export const onPrefs = (f: (p: Prefs) => void): Promise<UnlistenFn> =>
   listen<Prefs>("tandem://prefs", (e) => f(e.payload));
 export const onQuickShown = (f: () => void): Promise<UnlistenFn> => listen("tandem://quick-shown", () => f());

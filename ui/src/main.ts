@@ -1,9 +1,9 @@
 // Wires the page to the backend (through ipc.ts only). Two faces share this bundle: the main
 // window (index.html) and the quick-ask window (quick.html, body data-window="quick").
 import * as ipc from "./ipc";
-import type { AttachEvent, Chip, LedgerEntry, Plan, RunEvent, Turn } from "./ipc";
+import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
-  chipText, errorText, formatModel, formatSummary, formatTotals, payloadText, pieces,
+  chipText, errorText, formatModel, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
   placeholderPieces, routeLabel, savings, turnStatus,
 } from "./view";
 
@@ -71,6 +71,20 @@ function badge(route: string | null | undefined): HTMLElement {
   return b;
 }
 
+/** `text` with the plan's masked and private fragments of `source` marked. */
+function marked(text: string, fragments: PlanFragment[], source: string): HTMLElement {
+  const pre = el("pre", "original");
+  for (const p of pieces(text, fragments, source)) {
+    if (p.cls === "public") pre.append(p.text);
+    else {
+      const m = el("mark", p.cls, p.text);
+      m.title = p.cls === "local_only" ? "stayed on this device" : "masked before sending";
+      pre.append(m);
+    }
+  }
+  return pre;
+}
+
 /** "What left this device": the exact payloads next to the original with private parts marked. */
 async function renderLeft(box: HTMLElement, turn: Turn) {
   box.replaceChildren(el("p", "hint", "Reading the ledger…"));
@@ -93,17 +107,13 @@ async function renderLeft(box: HTMLElement, turn: Turn) {
     const cols = el("div", "cols");
     const orig = el("div");
     orig.append(el("strong", "", "Your question"));
-    const pre = el("pre", "original");
-    for (const p of pieces(turn.question, turn.plan?.fragments ?? [])) {
-      if (p.cls === "public") pre.append(p.text);
-      else {
-        const m = el("mark", p.cls, p.text);
-        m.title = p.cls === "local_only" ? "stayed on this device" : "masked before sending";
-        pre.append(m);
-      }
+    const frs = turn.plan?.fragments ?? [];
+    orig.append(marked(turn.question, frs, "prompt"));
+    for (const d of turn.documents ?? []) {
+      const dp = marked(d.text, frs, d.name);
+      if (d.truncated) dp.append(el("span", "hint", " … (cut)"));
+      orig.append(el("strong", "", d.name), dp);
     }
-    orig.append(pre);
-    if (turn.attachments.length) orig.append(el("div", "files", `Files: ${turn.attachments.join(", ")}`));
     const sent = el("div");
     sent.append(el("strong", "", r.status === "blocked" ? "Blocked (nothing sent)" : "Sent, exactly"));
     const out = el("pre", "payload");
@@ -315,6 +325,7 @@ function mainWindow() {
     const s = await ipc.getSettings();
     $<HTMLSelectElement>("#policy").value = s.policy;
     $<HTMLElement>("#shortcut").textContent = s.shortcut;
+    $<HTMLInputElement>("#menu-bar-only").checked = s.menu_bar_only;
     const kerr = $<HTMLElement>("#keychain-error");
     kerr.hidden = !s.keychain_error;
     kerr.textContent = s.keychain_error ? `Keys cannot be stored: ${s.keychain_error}` : "";
@@ -342,6 +353,8 @@ function mainWindow() {
       }
       return li;
     }));
+    void loadFolders();
+    void loadModels();
     ipc.probeHardware().then((h) => {
       const hw = h.hardware;
       const card = (label: string, value: string) => { const c = el("div", "card"); c.append(el("b", "", value), el("span", "hint", label)); return c; };
@@ -352,6 +365,61 @@ function mainWindow() {
       );
     }).catch(() => {});
   }
+  async function loadModels() {
+    const list = await ipc.models().catch(() => []);
+    $<HTMLUListElement>("#models").replaceChildren(...list.map((m) => {
+      const li = el("li");
+      const state = m.loaded ? "loaded" : m.chosen ? "next start" : m.installed ? "downloaded" : "";
+      li.append(el("span", "name", m.name), el("span", "", modelText(m)), el("span", "hint", state));
+      li.title = m.reason;
+      if (!m.installed) {
+        const b = el("button", "secondary", "Download");
+        b.onclick = () => {
+          b.disabled = true;
+          void ipc.downloadModel(m.name, (p) => { $<HTMLElement>("#model-progress").textContent = progressText(m.name, p); })
+            .then(() => { $<HTMLElement>("#model-progress").textContent = `${m.name} downloaded and verified.`; return loadModels(); })
+            .catch((e) => { $<HTMLElement>("#model-progress").textContent = errorText(e); b.disabled = false; });
+        };
+        li.append(b);
+      } else if (!m.chosen) {
+        const b = el("button", "secondary", "Use at next start");
+        b.onclick = () => void ipc.chooseModel(m.name).then(() => loadModels()).catch((e) => alert(errorText(e)));
+        li.append(b);
+      }
+      return li;
+    }));
+  }
+
+  async function loadFolders() {
+    const v = await ipc.folders().catch((e) => { $<HTMLElement>("#index-status").textContent = errorText(e); return null; });
+    if (!v) return;
+    $<HTMLElement>("#index-status").textContent = indexStatusText(v.status);
+    $<HTMLElement>("#index-failures").replaceChildren(...v.status.failures.slice(0, 10).map(([p, why]) => el("li", "error", `${p}: ${why}`)));
+    $<HTMLUListElement>("#folders").replaceChildren(...v.folders.map((f) => {
+      const li = el("li");
+      const mark = el("label", "inline");
+      const box = el("input") as HTMLInputElement;
+      box.type = "checkbox";
+      box.checked = f.sensitive;
+      box.onchange = () => void ipc.setFolderSensitive(f.path, box.checked).then(() => loadFolders()).catch((e) => alert(errorText(e)));
+      mark.append(box, " sensitive");
+      const rm = el("button", "secondary", "Remove");
+      rm.setAttribute("aria-label", `Stop watching ${f.path}`);
+      rm.onclick = () => void ipc.removeFolder(f.path).then(() => loadFolders());
+      li.append(el("span", "name", f.sensitive ? "Sensitive" : "Normal"), el("span", "", f.path), mark, rm);
+      return li;
+    }));
+  }
+  void ipc.onIndex((e) => {
+    $<HTMLElement>("#index-status").textContent = indexEventText(e);
+    if (e.state !== "progress") setTimeout(() => void loadFolders(), 300);
+  });
+  $<HTMLButtonElement>("#add-folder").onclick = () => void ipc.addFolder(false).then(() => loadFolders()).catch((e) => alert(errorText(e)));
+  $<HTMLButtonElement>("#add-sensitive-folder").onclick = () => void ipc.addFolder(true).then(() => loadFolders()).catch((e) => alert(errorText(e)));
+  $<HTMLInputElement>("#menu-bar-only").onchange = (ev) =>
+    void ipc.setMenuBarOnly((ev.target as HTMLInputElement).checked).catch((e) => alert(errorText(e)));
+  $<HTMLButtonElement>("#index-now").onclick = () => void ipc.indexNow().catch((e) => alert(errorText(e)));
+
   $<HTMLSelectElement>("#policy").onchange = (ev) =>
     void ipc.setPolicy((ev.target as HTMLSelectElement).value as ipc.Policy).catch((e) => alert(errorText(e)));
   $<HTMLInputElement>("#gateway").onchange = (ev) => {

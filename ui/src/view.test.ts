@@ -58,3 +58,25 @@ describe("view helpers", () => {
     expect(payloadText({ payload: null } as LedgerEntry)).toBe("");
   });
 });
+
+describe("indexing texts", async () => {
+  const { indexEventText, indexStatusText } = await import("./view");
+  it("says what a pass did", () => {
+    expect(indexEventText({ state: "done", stats: { seen: 3, indexed: 2, unchanged: 1, failed: 0, removed: 0 } }))
+      .toBe("Indexed: 3 files seen · 2 indexed · 1 unchanged · 0 failed · 0 removed");
+    expect(indexEventText({ state: "failed", error: { code: "index.db", message: "locked" } })).toBe("Indexing failed: locked (index.db)");
+    expect(indexStatusText({ files: 3, indexed: 2, failed: 1, queued: 0, chunks: 4, by_verdict: { local_only: 1, public: 1 }, failures: [] }))
+      .toBe("2 of 3 files indexed, 1 failed (1 local only, 1 public)");
+  });
+});
+
+describe("model card texts", async () => {
+  const { modelText, progressText } = await import("./view");
+  it("says size, speed and fit, and download progress", () => {
+    expect(modelText({ name: "m", parameters_b: 1.7, quantization: "Q4_K_M", size: 1073741824, license: "apache-2.0",
+      installed: false, fits: true, est_decode_tok_s: 12.4, reason: "", loaded: false, chosen: false }))
+      .toBe("1.7 B · Q4_K_M · 1024 MB · ~12 tok/s here · fits");
+    expect(progressText("m", { stage: "downloading", done_bytes: 52428800, total_bytes: 104857600 })).toBe("m: 50.0 of 100.0 MB (50%)");
+    expect(progressText("m", { stage: "verifying" })).toBe("m: verifying sha256…");
+  });
+});

@@ -1,5 +1,6 @@
 // Rendering helpers kept free of IPC so they can be tested in jsdom. Everything user- or
 // model-written is put in the DOM as text, never as HTML.
+import type { FetchProgress, IndexEvent, IndexStatus, ModelView, PassStats } from "./ipc";
 import type { Chip, GenerationMetrics, LedgerEntry, LoadedModel, Plan, PlanFragment, Summary, Totals, Turn, Verdict } from "./ipc";
 
 export function formatMetrics(m: GenerationMetrics): string {
@@ -156,4 +157,34 @@ export function savings(turns: { summary: Summary | null }[]): { cost: number; a
     energyJ += t.summary.energy_local_j + t.summary.energy_cloud_j;
   }
   return { cost, allCloud, energyJ };
+}
+
+export function passText(p: PassStats): string {
+  return `${p.seen} files seen · ${p.indexed} indexed · ${p.unchanged} unchanged · ${p.failed} failed · ${p.removed} removed`;
+}
+
+export function indexEventText(e: IndexEvent): string {
+  if (e.state === "progress") return `Indexing… ${passText(e.stats)}`;
+  if (e.state === "done") return `Indexed: ${passText(e.stats)}`;
+  return `Indexing failed: ${errorText(e.error)}`;
+}
+
+export function indexStatusText(s: IndexStatus): string {
+  const v = Object.entries(s.by_verdict).map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(", ");
+  return `${s.indexed} of ${s.files} files indexed${s.queued ? `, ${s.queued} queued` : ""}${s.failed ? `, ${s.failed} failed` : ""}${v ? ` (${v})` : ""}`;
+}
+
+export function progressText(name: string, p: FetchProgress): string {
+  if (p.stage === "downloading") {
+    const mb = (b: number) => (b / 2 ** 20).toFixed(1);
+    const pct = p.total_bytes ? ` (${Math.floor((100 * p.done_bytes) / p.total_bytes)}%)` : "";
+    return `${name}: ${mb(p.done_bytes)}${p.total_bytes ? ` of ${mb(p.total_bytes)}` : ""} MB${pct}`;
+  }
+  if (p.stage === "verifying") return `${name}: verifying sha256…`;
+  return `${name}: optimizing to ${p.to}…`;
+}
+
+export function modelText(m: ModelView): string {
+  const speed = m.est_decode_tok_s ? ` · ~${m.est_decode_tok_s.toFixed(0)} tok/s here` : "";
+  return `${m.parameters_b} B · ${m.quantization} · ${(m.size / 2 ** 20).toFixed(0)} MB${speed} · ${m.fits ? "fits" : "does not fit"}`;
 }

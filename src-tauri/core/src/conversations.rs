@@ -58,8 +58,11 @@ pub struct Turn {
     pub task: String,
     pub ts_ms: i64,
     pub question: String,
-    /// Names of the attached files (their text is not kept here).
+    /// Names of the attached files.
     pub attachments: Vec<String>,
+    /// Their text as the router saw it (the first `DOCUMENT_KEEP` bytes of each), so "what left
+    /// this device" can show the original beside the payload.
+    pub documents: Vec<Document>,
     pub answer: String,
     pub plan: Option<serde_json::Value>,
     pub summary: Option<serde_json::Value>,
@@ -71,6 +74,31 @@ pub struct Turn {
     /// From the question to the end of the answer.
     #[serde(default)]
     pub elapsed_ms: u64,
+}
+
+/// How much of each attached document a turn keeps.
+pub const DOCUMENT_KEEP: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Document {
+    pub name: String,
+    pub text: String,
+    /// The text was longer than `DOCUMENT_KEEP` and is cut (at a character boundary).
+    pub truncated: bool,
+}
+
+impl Document {
+    pub fn keep(name: &str, text: &str) -> Self {
+        let mut end = text.len().min(DOCUMENT_KEEP);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Self {
+            name: name.to_string(),
+            text: text[..end].to_string(),
+            truncated: end < text.len(),
+        }
+    }
 }
 
 /// `TANDEM_CONVERSATIONS`, else `<data dir>/tandem/conversations.sqlite3`.
@@ -307,6 +335,13 @@ mod tests {
             store.turns(&a),
             Err(ConversationError::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn documents_are_kept_up_to_the_cap_at_a_char_boundary() {
+        let d = Document::keep("a.txt", &"é".repeat(DOCUMENT_KEEP));
+        assert!(d.truncated && d.text.len() <= DOCUMENT_KEEP && d.text.len() % 2 == 0);
+        assert!(!Document::keep("b", "short").truncated);
     }
 
     #[test]

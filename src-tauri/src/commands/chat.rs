@@ -3,7 +3,7 @@
 //! stored on the device. "What left this device" reads the ledger rows of the turn's task.
 
 use serde::Serialize;
-use tandem_core::conversations::{history, ConversationInfo, Turn};
+use tandem_core::conversations::{history, ConversationInfo, Document, Turn};
 use tandem_core::ledger::LedgerEntry;
 use tandem_core::router::run::{RunEvent, RunOptions};
 use tandem_core::router::Task;
@@ -76,6 +76,10 @@ pub async fn ask(
     };
     let parts = state.assembled().await?;
     let names = files.iter().map(|a| a.name.clone()).collect();
+    let documents = files
+        .iter()
+        .map(|a| Document::keep(&a.name, &a.text))
+        .collect();
     let job = Task {
         prompt: prompt.clone(),
         attachments: files,
@@ -99,6 +103,7 @@ pub async fn ask(
         ts_ms: now_ms(),
         question: prompt,
         attachments: names,
+        documents,
         ..Turn::default()
     };
     let result = loop {

@@ -3,9 +3,11 @@
 
 pub mod attach;
 pub mod chat;
+pub mod folders;
 pub mod hardware;
 pub mod ledger;
 pub mod local;
+pub mod models;
 pub mod settings;
 pub mod windows;
 

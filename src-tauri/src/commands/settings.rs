@@ -34,6 +34,7 @@ pub struct SettingsView {
     pub keychain_error: Option<String>,
     pub gateway: GatewayView,
     pub shortcut: String,
+    pub menu_bar_only: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,7 +88,18 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
         shortcut: prefs
             .shortcut
             .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string()),
+        menu_bar_only: prefs.menu_bar_only,
     })
+}
+
+/// macOS only in effect (no Dock icon, from the next start); kept on every platform.
+#[tauri::command]
+pub async fn set_menu_bar_only(
+    state: State<'_, AppState>,
+    enabled: bool,
+) -> Result<bool, CommandError> {
+    state.update_prefs(|p| p.menu_bar_only = enabled).await;
+    Ok(enabled)
 }
 
 #[tauri::command]
