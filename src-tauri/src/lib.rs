@@ -19,8 +19,7 @@ pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLoc
 /// Quick ask opens with this unless the user chose another (Cmd on macOS, Ctrl elsewhere).
 pub const DEFAULT_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 
-/// Label of the small frameless quick-ask window (created hidden at startup so the shortcut
-/// shows it at once).
+/// Label of the small frameless quick-ask window (made on first use, then hidden and shown).
 pub const QUICK: &str = "quick";
 
 /// Pause or resume the cloud: saved in the prefs, applied to the egress guard now, and told to
@@ -33,19 +32,43 @@ pub async fn apply_pause<R: Runtime>(app: &tauri::AppHandle<R>, paused: bool) {
     let _ = app.emit("tandem://prefs", &prefs);
 }
 
+/// The quick-ask window, made on first use: a hidden webview would cost ~170 MB (its own
+/// WebKit process) for a window many sessions never open.
+fn open_quick<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let app = app.clone();
+    // Built off the shortcut/menu callback, which runs on the event loop (building a window
+    // there can deadlock on some platforms).
+    tauri::async_runtime::spawn(async move {
+        let built = WebviewWindowBuilder::new(&app, QUICK, WebviewUrl::App("quick.html".into()))
+            .title("Tandem quick ask")
+            .inner_size(640.0, 380.0)
+            .decorations(false)
+            .always_on_top(true)
+            .skip_taskbar(true)
+            .resizable(false)
+            .center()
+            .focused(true)
+            .build();
+        if let Err(e) = built {
+            tracing::warn!("cannot open quick ask: {e}");
+        }
+    });
+}
+
 /// Shows quick ask (focused, input ready), or hides it when it is showing.
 pub fn toggle_quick<R: Runtime>(app: &tauri::AppHandle<R>) {
     tracing::debug!("quick ask toggled");
-    if let Some(w) = app.get_webview_window(QUICK) {
-        if w.is_visible().unwrap_or(false) {
-            let _ = w.hide();
-        } else {
-            let _ = w.center();
-            let shown = w.show();
-            tracing::debug!(?shown, visible = ?w.is_visible(), "quick ask shown");
-            let _ = w.set_focus();
-            let _ = w.emit("tandem://quick-shown", ());
-        }
+    let Some(w) = app.get_webview_window(QUICK) else {
+        open_quick(app);
+        return;
+    };
+    if w.is_visible().unwrap_or(false) {
+        let _ = w.hide();
+    } else {
+        let _ = w.center();
+        let _ = w.show();
+        let _ = w.set_focus();
+        let _ = w.emit("tandem://quick-shown", ());
     }
 }
 
@@ -132,15 +155,6 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
                     }
                 }
             });
-            WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("quick.html".into()))
-                .title("Tandem quick ask")
-                .inner_size(640.0, 380.0)
-                .decorations(false)
-                .always_on_top(true)
-                .skip_taskbar(true)
-                .resizable(false)
-                .visible(false)
-                .build()?;
             Ok(())
         })
 }

@@ -117,6 +117,8 @@ pub struct AppState {
     /// Running answers by task id; sending stops one.
     pub runs: Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>,
     pub gateway: Arc<tokio::sync::Mutex<Option<GatewayRun>>>,
+    /// One indexing pass at a time (two writers would fight over the index database).
+    pub indexing: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn internal(e: impl std::fmt::Display) -> ErrorInfo {
@@ -147,6 +149,7 @@ impl AppState {
             staged: Arc::new(Mutex::new(HashMap::new())),
             runs: Arc::new(Mutex::new(HashMap::new())),
             gateway: Arc::new(tokio::sync::Mutex::new(None)),
+            indexing: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 

@@ -51,6 +51,8 @@ pub async fn add_path(
 /// One indexing pass over every folder, with progress events; the result at the end.
 pub async fn index_pass<R: Runtime>(app: AppHandle<R>) -> Result<PassStats, CommandError> {
     let state = app.state::<AppState>().inner().clone();
+    // A pass asked for while another runs waits for it, then runs (it may see newer folders).
+    let _one_at_a_time = state.indexing.clone().lock_owned().await;
     let scanner = state.scanner().await?;
     let a = app.clone();
     let res = tauri::async_runtime::spawn_blocking(move || -> Result<PassStats, CommandError> {
