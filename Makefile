@@ -10,7 +10,7 @@
 CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 
-.PHONY: run test setup setup-test app models check-core-gui-free test-rust test-ui test-e2e bench clean-models
+.PHONY: deb deb-debug run test setup setup-test app models check-core-gui-free test-rust test-ui test-e2e bench clean-models
 
 run: setup app
 	$(TARGET_DIR)/debug/tandem-app
@@ -52,3 +52,10 @@ bench:
 	@bench/index.sh
 	@bench/app_startup.sh
 	@bench/app_memory.sh
+
+# Packages: the release build takes ~25 min cold on 2 cores; the debug one reuses `make run`'s.
+deb: setup
+	ui/node_modules/.bin/tauri build --bundles deb
+
+deb-debug: setup
+	ui/node_modules/.bin/tauri build --debug --bundles deb

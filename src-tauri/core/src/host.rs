@@ -1,18 +1,22 @@
 //! Assembling what a host runs (the CLI, the gateway, the desktop app): the sensitivity
 //! scanner, the agent catalog, the OS keychain, the egress ledger and the local model, wired
-//! into one `Orchestrator`. Hosts differ only in how they show notices.
+//! into one `Orchestrator`; and running one turn of a conversation on it. Hosts differ only in
+//! how they show events and notices.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use tokio::sync::mpsc;
+
 use crate::cloud::agents::Catalog;
 use crate::config::Settings;
+use crate::conversations::{history, ConversationError, Conversations, Document, Turn};
 use crate::egress::{Egress, Sanitizer};
 use crate::extract::{self, ExtractError};
 use crate::ledger::{self, Ledger};
 use crate::local::{LocalEngine, LocalError};
-use crate::router::run::Orchestrator;
-use crate::router::{Attachment, LocalClass};
+use crate::router::run::{Orchestrator, RunError, RunEvent, RunOptions};
+use crate::router::{Attachment, LocalClass, Task};
 use crate::secrets::Keys;
 use crate::sensitivity::{self, Scanner};
 use crate::ErrorCode;
@@ -25,6 +29,8 @@ pub enum HostError {
     Cloud(#[from] crate::cloud::CloudError),
     #[error(transparent)]
     Ledger(#[from] ledger::LedgerError),
+    #[error(transparent)]
+    Conversations(#[from] ConversationError),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -35,6 +41,7 @@ impl ErrorCode for HostError {
             HostError::Sensitivity(e) => e.code(),
             HostError::Cloud(e) => e.code(),
             HostError::Ledger(e) => e.code(),
+            HostError::Conversations(e) => e.code(),
             HostError::Internal(_) => "host.internal",
         }
     }
@@ -163,4 +170,129 @@ pub async fn attachment(
         },
         doc.notes,
     ))
+}
+
+/// One question of a conversation, as a host asks it.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// `None` starts a new conversation.
+    pub conversation: Option<String>,
+    pub prompt: String,
+    pub attachments: Vec<Attachment>,
+    /// The task id (ledger rows of this answer carry it).
+    pub task: String,
+    pub policy: crate::router::Policy,
+    pub max_tokens: usize,
+}
+
+/// How a turn ended; the turn is stored on the device in every case.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    pub conversation: String,
+    pub turn: Turn,
+    /// The run failed (the turn carries the error's code and message as a notice).
+    pub error: Option<RunError>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Runs one question: earlier turns of the conversation go along as history, each event goes
+/// to `on_event` (which returns false when its listener has gone: the run stops), `stop`
+/// resolving ends the run early and keeps the text so far. The turn — answer, plan, summary,
+/// notices, error, time — is appended to `store` whatever happened.
+pub async fn run_turn(
+    orch: &Arc<Orchestrator>,
+    store: &Conversations,
+    req: TurnRequest,
+    mut on_event: impl FnMut(RunEvent) -> bool,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<TurnOutcome, HostError> {
+    let earlier = match &req.conversation {
+        Some(id) => {
+            let (s, id) = (store.clone(), id.clone());
+            tokio::task::spawn_blocking(move || s.turns(&id))
+                .await
+                .map_err(joined)??
+        }
+        None => Vec::new(),
+    };
+    let mut turn = Turn {
+        task: req.task.clone(),
+        ts_ms: now_ms(),
+        question: req.prompt.clone(),
+        attachments: req.attachments.iter().map(|a| a.name.clone()).collect(),
+        documents: req
+            .attachments
+            .iter()
+            .map(|a| Document::keep(&a.name, &a.text))
+            .collect(),
+        ..Turn::default()
+    };
+    let task = Task {
+        prompt: req.prompt,
+        attachments: req.attachments,
+        history: history(&earlier),
+        policy: req.policy,
+    };
+    let opts = RunOptions {
+        task_id: req.task,
+        max_tokens: req.max_tokens,
+        ..RunOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let (tx, mut rx) = mpsc::channel(256);
+    let o = orch.clone();
+    let mut runner = tokio::spawn(async move { o.run(task, opts, tx).await });
+    tokio::pin!(stop);
+    let result = loop {
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(ev) => {
+                    match &ev {
+                        RunEvent::Text { text } => turn.answer.push_str(text),
+                        RunEvent::Plan { plan } => turn.plan = serde_json::to_value(plan).ok(),
+                        RunEvent::Notice { text } => turn.notices.push(text.clone()),
+                        RunEvent::Step { .. } => {}
+                    }
+                    if !on_event(ev) {
+                        runner.abort();
+                        break None;
+                    }
+                }
+                // The run has ended and sent everything: its result is next.
+                None => break Some((&mut runner).await),
+            },
+            _ = &mut stop => {
+                // Aborting drops the run: the cloud stream and local generation stop with it.
+                runner.abort();
+                break None;
+            }
+        }
+    };
+    turn.elapsed_ms = started.elapsed().as_millis() as u64;
+    let mut error = None;
+    match result {
+        None => turn.stopped = true,
+        Some(Ok(Ok(summary))) => turn.summary = serde_json::to_value(&summary).ok(),
+        Some(Ok(Err(e))) => {
+            turn.error = Some(e.code().to_string());
+            turn.notices.push(e.to_string());
+            error = Some(e);
+        }
+        Some(Err(e)) => return Err(HostError::Internal(e.to_string())),
+    }
+    let (s, c, t) = (store.clone(), req.conversation.clone(), turn.clone());
+    let conversation = tokio::task::spawn_blocking(move || s.append(c.as_deref(), &t))
+        .await
+        .map_err(joined)??;
+    Ok(TurnOutcome {
+        conversation,
+        turn,
+        error,
+    })
 }

@@ -3,13 +3,13 @@
 //! stored on the device. "What left this device" reads the ledger rows of the turn's task.
 
 use serde::Serialize;
-use tandem_core::conversations::{history, ConversationInfo, Document, Turn};
+use tandem_core::conversations::{ConversationInfo, Turn};
+use tandem_core::host::{self, TurnRequest};
 use tandem_core::ledger::LedgerEntry;
-use tandem_core::router::run::{RunEvent, RunOptions};
-use tandem_core::router::Task;
+use tandem_core::router::run::RunEvent;
 use tauri::ipc::Channel;
 use tauri::State;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::{bad_input, internal, CommandError};
 use crate::AppState;
@@ -18,13 +18,6 @@ use crate::AppState;
 pub struct Asked {
     pub conversation: String,
     pub turn: Turn,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Task ids come from the page (so it can stop a run before the answer ends): short and plain.
@@ -65,106 +58,41 @@ pub async fn ask(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let store = state.conversations().await?;
-    let earlier = match &conversation {
-        Some(id) => {
-            let (s, id) = (store.clone(), id.clone());
-            tauri::async_runtime::spawn_blocking(move || s.turns(&id))
-                .await
-                .map_err(internal)??
-        }
-        None => Vec::new(),
-    };
     let parts = state.assembled().await?;
-    let names = files.iter().map(|a| a.name.clone()).collect();
-    let documents = files
-        .iter()
-        .map(|a| Document::keep(&a.name, &a.text))
-        .collect();
-    let job = Task {
-        prompt: prompt.clone(),
-        attachments: files,
-        history: history(&earlier),
-        policy: state.policy(),
-    };
-    let opts = RunOptions {
-        task_id: task.clone(),
-        max_tokens: max_tokens.unwrap_or(512),
-        ..RunOptions::default()
-    };
-    let started = std::time::Instant::now();
-    let (stop_tx, mut stop_rx) = oneshot::channel();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
     state.runs_insert(task.clone(), stop_tx);
-    let (tx, mut rx) = mpsc::channel(256);
-    let orch = parts.orchestrator.clone();
-    let mut runner = tauri::async_runtime::spawn(async move { orch.run(job, opts, tx).await });
-
-    let mut turn = Turn {
+    let req = TurnRequest {
+        conversation,
+        prompt,
+        attachments: files,
         task: task.clone(),
-        ts_ms: now_ms(),
-        question: prompt,
-        attachments: names,
-        documents,
-        ..Turn::default()
+        policy: state.policy(),
+        max_tokens: max_tokens.unwrap_or(512),
     };
-    let result = loop {
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Some(ev) => {
-                    match &ev {
-                        RunEvent::Text { text } => turn.answer.push_str(text),
-                        RunEvent::Plan { plan } => turn.plan = serde_json::to_value(plan).ok(),
-                        RunEvent::Notice { text } => turn.notices.push(text.clone()),
-                        RunEvent::Step { .. } => {}
-                    }
-                    // A closed window ends the channel: the answer stops like a stop click.
-                    if on_event.send(ev).is_err() {
-                        runner.abort();
-                        break None;
-                    }
-                }
-                // The run has ended and sent everything: its result is next.
-                None => break Some((&mut runner).await),
-            },
-            _ = &mut stop_rx => {
-                runner.abort();
-                break None;
-            }
-        }
-    };
+    // A closed window ends the channel: the answer stops like a stop click.
+    let out = host::run_turn(
+        &parts.orchestrator,
+        &store,
+        req,
+        |ev| on_event.send(ev).is_ok(),
+        async {
+            let _ = stop_rx.await;
+        },
+    )
+    .await;
     state.runs_remove(&task);
-    turn.elapsed_ms = started.elapsed().as_millis() as u64;
-    match result {
-        None => turn.stopped = true,
-        Some(Ok(Ok(summary))) => turn.summary = serde_json::to_value(&summary).ok(),
-        Some(Ok(Err(e))) => {
-            let info = CommandError::from(e);
-            turn.error = Some(info.code.clone());
-            turn.notices.push(info.message.clone());
-            store_turn(&state, conversation.as_deref(), &turn).await?;
-            return Err(info);
-        }
-        Some(Err(e)) => return Err(internal(e)),
+    let out = out?;
+    if let Some(e) = out.error {
+        // Failed: the files stay attached for another try.
+        return Err(e.into());
     }
-    // Sent (or stopped after sending): the files are used up.
     for id in &attachments {
         state.staged_remove(id);
     }
-    let conversation = store_turn(&state, conversation.as_deref(), &turn).await?;
-    Ok(Asked { conversation, turn })
-}
-
-async fn store_turn(
-    state: &AppState,
-    conversation: Option<&str>,
-    turn: &Turn,
-) -> Result<String, CommandError> {
-    let store = state.conversations().await?;
-    let (c, t) = (conversation.map(str::to_string), turn.clone());
-    Ok(
-        tauri::async_runtime::spawn_blocking(move || store.append(c.as_deref(), &t))
-            .await
-            .map_err(internal)??,
-    )
+    Ok(Asked {
+        conversation: out.conversation,
+        turn: out.turn,
+    })
 }
 
 /// Stops a running answer; false when it had already ended.

@@ -649,3 +649,83 @@ fn zero_leaks_over_a_thousand_mixed_tasks() {
     );
     eprintln!("zero-leak property: 1000 tasks, {cloud_used} reached the loopback cloud, no planted value leaked");
 }
+
+/// A conversation's turns through `host::run_turn`: history goes along, events stream, the
+/// turn is stored with its plan and summary; a stop ends a slow answer and is stored as stopped.
+#[tokio::test]
+async fn turns_are_run_streamed_stored_and_stoppable() {
+    use tandem_core::conversations::Conversations;
+    use tandem_core::host::{run_turn, TurnRequest};
+    let lb = Loopback::start(KEY).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Conversations::open(&dir.path().join("c.sqlite3")).unwrap();
+    let o = orchestrator(&lb.base_url(), Wire::Openai, "echo", None);
+    let req = TurnRequest {
+        conversation: None,
+        prompt: "Please thank jane.doe@posteo.de, and write a rigorous multi-step proof.".into(),
+        attachments: vec![Attachment {
+            name: "note.txt".into(),
+            text: "Reply to jane.doe@posteo.de".into(),
+            sensitive_source: false,
+        }],
+        task: "turn-1".into(),
+        policy: Policy::Balanced,
+        max_tokens: 64,
+    };
+    let mut streamed = String::new();
+    let out = run_turn(
+        &o,
+        &store,
+        req.clone(),
+        |ev| {
+            if let RunEvent::Text { text } = ev {
+                streamed.push_str(&text);
+            }
+            true
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    assert!(out.error.is_none());
+    assert_eq!(out.turn.answer, streamed);
+    assert!(
+        out.turn.answer.contains("jane.doe@posteo.de"),
+        "restored on the device"
+    );
+    assert!(!lb.received()[0].to_string().contains("posteo"));
+    assert_eq!(out.turn.documents[0].name, "note.txt");
+    assert!(out.turn.plan.is_some() && out.turn.summary.is_some());
+
+    // The second turn carries the first as history; a slow provider is stopped after 300 ms.
+    let slow = orchestrator(&lb.base_url(), Wire::Openai, "slow", None);
+    let started = Instant::now();
+    let second = run_turn(
+        &slow,
+        &store,
+        TurnRequest {
+            conversation: Some(out.conversation.clone()),
+            task: "turn-2".into(),
+            attachments: vec![],
+            ..req
+        },
+        |_| true,
+        tokio::time::sleep(Duration::from_millis(300)),
+    )
+    .await
+    .unwrap();
+    assert!(second.turn.stopped && second.turn.summary.is_none());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "stopped before the slow answer"
+    );
+    let sent = lb.received();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(
+        sent[1].to_string().contains("[EMAIL_1]"),
+        "history went along, masked"
+    );
+    let turns = store.turns(&out.conversation).unwrap();
+    assert_eq!(turns.len(), 2);
+    assert!(turns[1].stopped);
+}
