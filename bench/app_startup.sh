@@ -7,13 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-5}"
-APP="${CARGO_TARGET_DIR:-target}/debug/tandem-app"
-[ -x "$APP" ] || cargo build -q --workspace --all-targets
-display=":$(( RANDOM % 300 + 400 ))"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & xvfb=$!
-app=""
-trap 'kill $app $xvfb 2>/dev/null || true' EXIT
-sleep 1
+. bench/app_common.sh
 echo "| run | native window mapped (peer) | window interactive (page ran, IPC answered) |"
 echo "|---|---|---|"
 for i in $(seq "$RUNS"); do

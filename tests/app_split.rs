@@ -9,33 +9,15 @@ use tandem_core::cloud::agents::{self, Agent, Capability, ProviderConfig};
 use tandem_core::cloud::loopback::Loopback;
 use tandem_core::cloud::Wire;
 use tandem_core::config::RawConfig;
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
+use tauri::test::{mock_builder, mock_context, noop_assets};
 use tauri::{Manager, WebviewWindowBuilder};
+
+#[path = "support/mock.rs"]
+mod mock;
+use mock::call;
 
 const KEY: &str = "sk-loopback-app";
 const IBAN: &str = "GB82 WEST 1234 5698 7654 32";
-
-fn call(
-    window: &tauri::WebviewWindow<tauri::test::MockRuntime>,
-    cmd: &str,
-    body: serde_json::Value,
-) -> serde_json::Value {
-    let req = InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(body),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    };
-    get_ipc_response(window, req)
-        .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
-        .deserialize()
-        .unwrap()
-}
 
 #[test]
 fn split_answer_shows_what_left_and_pause_keeps_it_local() {
@@ -210,5 +192,38 @@ fn split_answer_shows_what_left_and_pause_keeps_it_local() {
         status("tdm-app-test-token"),
         "000",
         "the gateway stopped listening"
+    );
+
+    // Settings → Add a provider (no key needed: a local server); it lists with its agent, and a
+    // bad URL is refused without touching the file.
+    call(
+        &window,
+        "add_provider",
+        serde_json::json!({ "name": "lb-local", "wire": "openai", "baseUrl": lb.base_url(),
+            "needsKey": false, "model": "echo", "key": null }),
+    );
+    let s = call(&window, "get_settings", serde_json::json!({}));
+    let added = s["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "lb-local")
+        .unwrap_or_else(|| panic!("{s}"));
+    assert_eq!(added["agents"], serde_json::json!(["lb-local"]));
+    assert_eq!(added["needs_key"], false);
+    let bad = tauri::test::get_ipc_response(
+        &window,
+        mock::request(
+            "add_provider",
+            serde_json::json!({ "name": "bad", "wire": "openai", "baseUrl": "ftp://x",
+                "needsKey": true, "model": null, "key": null }),
+        ),
+    )
+    .unwrap_err();
+    assert!(bad["code"].as_str().unwrap().starts_with("cloud."), "{bad}");
+    let file = std::fs::read_to_string(agents::user_file()).unwrap();
+    assert!(
+        file.contains("lb-local") && !file.contains("ftp://"),
+        "{file}"
     );
 }

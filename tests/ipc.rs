@@ -3,26 +3,15 @@
 
 use tandem_app::{AppState, DataPaths};
 use tandem_core::config::RawConfig;
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets};
 use tauri::Manager;
+
+#[path = "support/mock.rs"]
+mod mock;
+use mock::{call, request, MockWindow};
 use tauri::WebviewWindowBuilder;
 
-fn request(cmd: &str, body: serde_json::Value) -> InvokeRequest {
-    InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(body),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    }
-}
-
 type MockApp = tauri::App<tauri::test::MockRuntime>;
-type MockWindow = tauri::WebviewWindow<tauri::test::MockRuntime>;
 
 /// The app on the mock runtime with every data file in `dir` (the real model, no cloud
 /// provider with a key: TANDEM_KEY_* variables are not set in this test binary).
@@ -46,13 +35,6 @@ fn app() -> (MockApp, MockWindow) {
     // Leaked on purpose: the directory must outlive the app in these short tests.
     let dir = Box::leak(Box::new(tempfile::tempdir().unwrap()));
     app_in(dir.path())
-}
-
-fn call(window: &MockWindow, cmd: &str, body: serde_json::Value) -> serde_json::Value {
-    get_ipc_response(window, request(cmd, body))
-        .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
-        .deserialize()
-        .unwrap()
 }
 
 #[test]

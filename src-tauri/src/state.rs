@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use tandem_core::config::{ConfigError, RawConfig, Settings};
-use tandem_core::conversations::Conversations;
+use tandem_core::conversations::{ConversationError, Conversations};
 use tandem_core::error::ErrorInfo;
 use tandem_core::events::EventBus;
 use tandem_core::host::{self, Assembled};
@@ -121,6 +121,16 @@ pub struct AppState {
     pub indexing: Arc<tokio::sync::Mutex<()>>,
 }
 
+/// Opens a part once (on a blocking thread: each opens files); a failure is remembered too.
+async fn open_once<T: Clone + Send + 'static>(
+    cell: &OnceCell<Result<T, ErrorInfo>>,
+    open: impl FnOnce() -> Result<T, ErrorInfo> + Send + 'static,
+) -> Result<T, ErrorInfo> {
+    cell.get_or_init(|| async { tokio::task::spawn_blocking(open).await.map_err(internal)? })
+        .await
+        .clone()
+}
+
 fn internal(e: impl std::fmt::Display) -> ErrorInfo {
     ErrorInfo {
         code: "app.internal".into(),
@@ -207,43 +217,40 @@ impl AppState {
     }
 
     pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {
-        self.scanner
-            .get_or_init(|| async {
-                let dir = self.settings.models_dir.clone();
-                tokio::task::spawn_blocking(move || host::load_scanner(&dir))
-                    .await
-                    .map_err(internal)?
-                    .map(Arc::new)
-                    .map_err(ErrorInfo::from)
-            })
-            .await
-            .clone()
+        let dir = self.settings.models_dir.clone();
+        open_once(&self.scanner, move || {
+            host::load_scanner(&dir)
+                .map(Arc::new)
+                .map_err(ErrorInfo::from)
+        })
+        .await
     }
 
     pub async fn ledger(&self) -> Result<Ledger, ErrorInfo> {
-        self.ledger
-            .get_or_init(|| async {
-                let path = self.paths.ledger.clone();
-                tokio::task::spawn_blocking(move || Ledger::open(&path))
-                    .await
-                    .map_err(internal)?
-                    .map_err(ErrorInfo::from)
-            })
-            .await
-            .clone()
+        let path = self.paths.ledger.clone();
+        open_once(&self.ledger, move || {
+            Ledger::open(&path).map_err(ErrorInfo::from)
+        })
+        .await
     }
 
     pub async fn conversations(&self) -> Result<Conversations, ErrorInfo> {
-        self.conversations
-            .get_or_init(|| async {
-                let path = self.paths.conversations.clone();
-                tokio::task::spawn_blocking(move || Conversations::open(&path))
-                    .await
-                    .map_err(internal)?
-                    .map_err(ErrorInfo::from)
-            })
+        let path = self.paths.conversations.clone();
+        open_once(&self.conversations, move || {
+            Conversations::open(&path).map_err(ErrorInfo::from)
+        })
+        .await
+    }
+
+    /// Runs `f` on the conversation store from a blocking thread (SQLite does file I/O).
+    pub async fn with_conversations<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Conversations) -> Result<T, ConversationError> + Send + 'static,
+    ) -> Result<T, ErrorInfo> {
+        let store = self.conversations().await?;
+        tokio::task::spawn_blocking(move || f(&store).map_err(ErrorInfo::from))
             .await
-            .clone()
+            .map_err(internal)?
     }
 
     /// The orchestrator and its parts, built after the model has loaded (or failed to: then

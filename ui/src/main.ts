@@ -65,6 +65,13 @@ class ChipTray {
   }
 }
 
+/** A figure with its label, for the ledger dashboard and the hardware card. */
+function card(label: string, value: string): HTMLElement {
+  const c = el("div", "card");
+  c.append(el("b", "", value), el("span", "hint", label));
+  return c;
+}
+
 function badge(route: string | null | undefined): HTMLElement {
   const b = el("span", `badge ${route ?? ""}`, routeLabel(route));
   b.setAttribute("aria-label", `Route: ${routeLabel(route)}`);
@@ -283,11 +290,6 @@ function mainWindow() {
       const [view, convs] = await Promise.all([ipc.ledger(200), ipc.conversations()]);
       const turns = (await Promise.all(convs.slice(0, 50).map((c) => ipc.conversation(c.id)))).flat();
       const s = savings(turns);
-      const card = (label: string, value: string) => {
-        const c = el("div", "card");
-        c.append(el("b", "", value), el("span", "hint", label));
-        return c;
-      };
       $<HTMLElement>("#dashboard").replaceChildren(
         card("requests sent", String(view.totals.sent)),
         card("blocked by the guard", String(view.totals.blocked)),
@@ -357,7 +359,6 @@ function mainWindow() {
     void loadModels();
     ipc.probeHardware().then((h) => {
       const hw = h.hardware;
-      const card = (label: string, value: string) => { const c = el("div", "card"); c.append(el("b", "", value), el("span", "hint", label)); return c; };
       $<HTMLElement>("#hardware").replaceChildren(
         card("CPU", `${hw.cpu.logical_cores} cores`),
         card("memory", `${(hw.memory.total_bytes / 2 ** 30).toFixed(0)} GiB`),

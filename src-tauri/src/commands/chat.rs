@@ -11,7 +11,7 @@ use tauri::ipc::Channel;
 use tauri::State;
 use tokio::sync::oneshot;
 
-use super::{bad_input, internal, CommandError};
+use super::{bad_input, CommandError};
 use crate::AppState;
 
 #[derive(Debug, Serialize)]
@@ -108,10 +108,7 @@ pub async fn stop(state: State<'_, AppState>, task: String) -> Result<bool, Comm
 pub async fn conversations(
     state: State<'_, AppState>,
 ) -> Result<Vec<ConversationInfo>, CommandError> {
-    let store = state.conversations().await?;
-    Ok(tauri::async_runtime::spawn_blocking(move || store.list())
-        .await
-        .map_err(internal)??)
+    state.with_conversations(|s| s.list()).await
 }
 
 #[tauri::command]
@@ -119,12 +116,7 @@ pub async fn conversation(
     state: State<'_, AppState>,
     id: String,
 ) -> Result<Vec<Turn>, CommandError> {
-    let store = state.conversations().await?;
-    Ok(
-        tauri::async_runtime::spawn_blocking(move || store.turns(&id))
-            .await
-            .map_err(internal)??,
-    )
+    state.with_conversations(move |s| s.turns(&id)).await
 }
 
 #[tauri::command]
@@ -132,12 +124,7 @@ pub async fn delete_conversation(
     state: State<'_, AppState>,
     id: String,
 ) -> Result<bool, CommandError> {
-    let store = state.conversations().await?;
-    Ok(
-        tauri::async_runtime::spawn_blocking(move || store.delete(&id))
-            .await
-            .map_err(internal)??,
-    )
+    state.with_conversations(move |s| s.delete(&id)).await
 }
 
 /// The ledger rows of one answer: exactly what left the device for it (empty: nothing did).
