@@ -4,13 +4,11 @@
 //! payload; Pause cloud keeps the next such question on the device; the gateway switch.
 //! One test in its own binary: it sets process-wide environment variables.
 
-use tandem_app::{AppState, DataPaths};
+use tandem_app::AppState;
 use tandem_core::cloud::agents::{self, Agent, Capability, ProviderConfig};
 use tandem_core::cloud::loopback::Loopback;
 use tandem_core::cloud::Wire;
-use tandem_core::config::RawConfig;
-use tauri::test::{mock_builder, mock_context, noop_assets};
-use tauri::{Manager, WebviewWindowBuilder};
+use tauri::Manager;
 
 #[path = "support/mock.rs"]
 mod mock;
@@ -43,18 +41,7 @@ fn split_answer_shows_what_left_and_pause_keeps_it_local() {
     )
     .unwrap();
 
-    let raw = RawConfig {
-        models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
-        threads: Some(2),
-        ..Default::default()
-    };
-    let state = AppState::new(raw.validate().unwrap(), DataPaths::under(dir.path()));
-    let app = tandem_app::build(mock_builder(), state)
-        .build(mock_context(noop_assets()))
-        .unwrap();
-    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap();
+    let (app, window) = mock::app_in(dir.path());
 
     let statement = dir.path().join("statement.txt");
     std::fs::write(

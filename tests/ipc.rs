@@ -1,35 +1,13 @@
 //! The app's commands through Tauri's mock runtime (no display needed), on the
 //! real core and the real small model.
 
-use tandem_app::{AppState, DataPaths};
-use tandem_core::config::RawConfig;
-use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets};
+use tandem_app::AppState;
+use tauri::test::get_ipc_response;
 use tauri::Manager;
 
 #[path = "support/mock.rs"]
 mod mock;
-use mock::{call, request, MockWindow};
-use tauri::WebviewWindowBuilder;
-
-type MockApp = tauri::App<tauri::test::MockRuntime>;
-
-/// The app on the mock runtime with every data file in `dir` (the real model, no cloud
-/// provider with a key: TANDEM_KEY_* variables are not set in this test binary).
-fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
-    let raw = RawConfig {
-        models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
-        threads: Some(2),
-        ..Default::default()
-    };
-    let state = AppState::new(raw.validate().unwrap(), DataPaths::under(dir));
-    let app = tandem_app::build(mock_builder(), state)
-        .build(mock_context(noop_assets()))
-        .unwrap();
-    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap();
-    (app, window)
-}
+use mock::{app_in, call, request, MockApp, MockWindow};
 
 fn app() -> (MockApp, MockWindow) {
     // Leaked on purpose: the directory must outlive the app in these short tests.

@@ -5,7 +5,26 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 
+pub type MockApp = tauri::App<tauri::test::MockRuntime>;
 pub type MockWindow = tauri::WebviewWindow<tauri::test::MockRuntime>;
+
+/// The app on the mock runtime with the real small model and every data file in `dir`.
+pub fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
+    let raw = tandem_core::config::RawConfig {
+        models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
+        threads: Some(2),
+        ..Default::default()
+    };
+    let state =
+        tandem_app::AppState::new(raw.validate().unwrap(), tandem_app::DataPaths::under(dir));
+    let app = tandem_app::build(tauri::test::mock_builder(), state)
+        .build(tauri::test::mock_context(tauri::test::noop_assets()))
+        .unwrap();
+    let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (app, window)
+}
 
 pub fn request(cmd: &str, body: serde_json::Value) -> InvokeRequest {
     InvokeRequest {
