@@ -16,6 +16,7 @@ pub mod pseudonym;
 mod quasi;
 pub mod redact;
 mod secrets;
+mod sentences;
 pub mod types;
 mod user;
 
@@ -357,7 +358,6 @@ impl Scanner {
 /// Byte ranges of runs of consecutive sentences holding no content finding (those sentences
 /// are `local_only` already, so the NER model has nothing to decide there).
 fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize, usize)> {
-    use unicode_segmentation::UnicodeSegmentation;
     let mut content: Vec<(usize, usize)> = cands
         .iter()
         .filter(|c| c.score >= threshold && is_content(c.label))
@@ -369,8 +369,7 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
     content.sort_unstable();
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut k = 0;
-    for (s, sentence) in text.split_sentence_bound_indices() {
-        let e = s + sentence.len();
+    for (s, e) in sentences::sentence_bounds(text) {
         while k < content.len() && content[k].1 <= s {
             k += 1;
         }

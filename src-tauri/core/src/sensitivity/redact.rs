@@ -2,11 +2,9 @@
 //! renders the text exactly as a cloud provider would receive it (maskable spans replaced by
 //! placeholders, `local_only` fragments withheld).
 
-use serde::Serialize;
-use unicode_segmentation::UnicodeSegmentation;
-
 use super::pseudonym::Pseudonymizer;
 use super::{is_content, Provenance, ScanReport, Scanner, Span, Verdict};
+use serde::Serialize;
 
 /// A sentence-sized piece of a scanned text, in code point offsets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,13 +16,19 @@ pub struct Fragment {
     pub spans: Vec<usize>,
 }
 
-/// Splits at sentence boundaries (UAX #29), never inside a span: a span that crosses a
+/// Splits at sentence boundaries (`sentences`: UAX #29, fast for ASCII), never inside a span: a span that crosses a
 /// boundary (a multi-line address) joins the fragments it touches.
 pub fn fragments(text: &str, report: &ScanReport, provenance: Provenance) -> Vec<Fragment> {
     let mut bounds: Vec<(usize, usize)> = Vec::new(); // code points
     let mut cp = 0usize;
-    for s in text.split_sentence_bounds() {
-        let n = s.chars().count();
+    for (s, e) in super::sentences::sentence_bounds(text) {
+        let piece = &text[s..e];
+        // Code points; the byte length is the count for ASCII (almost every sentence).
+        let n = if piece.is_ascii() {
+            piece.len()
+        } else {
+            piece.chars().count()
+        };
         bounds.push((cp, cp + n));
         cp += n;
     }
