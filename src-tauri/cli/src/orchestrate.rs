@@ -250,13 +250,23 @@ fn route_line(
     let payload = (plan.route != Route::Local)
         .then(|| {
             let agent = catalog.pick(&Needs::default(), |_| true).ok()?.clone();
-            let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
-            for a in &task.attachments {
-                parts.extend(router::attachment_parts(a));
-            }
+            // Exactly what a run drafts: under cloud_plans the planner's role and the private
+            // documents' structure instead of their text.
+            let (parts, system) = if plan.strategy == Some(router::Strategy::CloudPlans) {
+                (
+                    router::cloud_plans_parts(&task, &plan),
+                    router::PLANNER_ROLE.to_string(),
+                )
+            } else {
+                let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+                for a in &task.attachments {
+                    parts.extend(router::attachment_parts(a));
+                }
+                (parts, catalog.role_of(&agent).to_string())
+            };
             let draft = Draft {
                 task: String::new(),
-                system: Some(catalog.role_of(&agent).to_string()),
+                system: Some(system),
                 agent,
                 turns: vec![Turn {
                     role: tandem_core::cloud::Role::User,

@@ -73,6 +73,10 @@ pub enum Strategy {
     /// The local model reads the local-only fragments and writes abstractions that pass the
     /// sensitivity check; the cloud gets the task plus those.
     LocalExtract,
+    /// The cloud plans, the local model executes (MinionS-style): the cloud sees the task and
+    /// the private documents' structure (sizes, parts — never their text), writes instructions;
+    /// the local model follows them over each part and writes the answer on the device.
+    CloudPlans,
 }
 
 /// One classified piece of the task. Offsets are code points into its source.
@@ -114,6 +118,81 @@ pub(crate) fn attachment_block(a: &Attachment, text: &str) -> String {
     format!("\n\nAttached document \"{}\":\n{}", a.name, text)
 }
 
+/// Documents longer than this (characters) are read in parts under `CloudPlans`: a small
+/// model's one-shot abstract of a long document loses most of it.
+pub const LONG_DOCUMENT: usize = 6_000;
+/// Size of the parts the local model reads under `CloudPlans`, and how many at most.
+pub const PART_CHARS: usize = 1_500;
+pub const MAX_PARTS: usize = 12;
+
+/// The cloud agent's role under `CloudPlans`.
+pub const PLANNER_ROLE: &str = "You plan work for a small local model that can read private documents you cannot see. Reply with at most four numbered instructions, one per line, that the local model will follow on each part of the documents to gather what the task needs (what to find, extract, compute or check). Do not answer the task yourself. Keep placeholders such as [PERSON_1] as written.";
+
+/// Whether an attachment holds private material (a sensitive folder, or local-only passages).
+pub fn is_private(a: &Attachment, plan: &Plan) -> bool {
+    a.sensitive_source
+        || plan
+            .fragments
+            .iter()
+            .any(|f| f.source == a.name && f.class == Verdict::LocalOnly)
+}
+
+/// Splits a document into parts of about `PART_CHARS` at line ends (at a character boundary
+/// when a line is longer), at most `MAX_PARTS`; the rest is dropped, and the caller says so.
+pub fn parts_of(text: &str) -> (Vec<&str>, bool) {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while start < text.len() && parts.len() < MAX_PARTS {
+        let mut end = (start + PART_CHARS).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < text.len() {
+            if let Some(nl) = text[start..end].rfind('\n').filter(|&i| i > PART_CHARS / 3) {
+                end = start + nl + 1;
+            }
+        }
+        parts.push(&text[start..end]);
+        start = end;
+    }
+    (parts, start < text.len())
+}
+
+/// What the cloud sees under `CloudPlans`: the prompt, each non-private attachment as usual,
+/// and for each private document only its structure (no name: names of private files say a
+/// lot). The sanitizer still sees every part.
+pub fn cloud_plans_parts(task: &Task, plan: &Plan) -> Vec<(String, Provenance)> {
+    let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+    let mut n = 0;
+    for a in &task.attachments {
+        if !is_private(a, plan) {
+            parts.extend(attachment_parts(a));
+            continue;
+        }
+        n += 1;
+        let (p, cut) = parts_of(&a.text);
+        let lines = a.text.lines().count();
+        let tabular = a
+            .text
+            .lines()
+            .filter(|l| l.contains('\t') || l.matches(',').count() >= 3)
+            .count()
+            * 2
+            > lines.max(1);
+        parts.push((
+            format!(
+                "\n\nPrivate document {n} (stays on the device): {} characters, {lines} lines{}, read in {} parts{}.",
+                a.text.chars().count(),
+                if tabular { ", mostly table rows" } else { "" },
+                p.len(),
+                if cut { " (the rest is not read)" } else { "" },
+            ),
+            Provenance::Content,
+        ));
+    }
+    parts
+}
+
 /// How one attachment appears in the user's turn to the cloud (before sanitizing): a file from
 /// a sensitive folder is announced, never named or shown (names of private files say a lot);
 /// any other file under its name.
@@ -134,17 +213,39 @@ pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
     }
 }
 
+/// Classifies one source's fragments; returns (any maskable, any local-only, any public,
+/// reasons). Names, places, links and codes count as maskable where redaction will mask them
+/// (`masks_entities`), and everywhere under policy private (`strict`).
 fn classify(
     scanner: &Scanner,
     source: &str,
     text: &str,
     provenance: Provenance,
+    strict: bool,
     out: &mut Vec<PlanFragment>,
 ) -> (bool, bool, bool, Vec<String>) {
     let report = scanner.scan_with(text, provenance);
+    let entities = if strict || sensitivity::masks_entities(text, &report) {
+        sensitivity::entity_spans(text)
+    } else {
+        Vec::new()
+    };
     let (mut masked, mut local, mut public) = (false, false, false);
+    let mut k = 0;
+    let mut entity_masked = false;
     for f in sensitivity::fragments(text, &report, provenance) {
-        match f.verdict {
+        while k < entities.len() && entities[k].1 <= f.start {
+            k += 1;
+        }
+        let has_entity = k < entities.len() && entities[k].0 < f.end;
+        let class = match f.verdict {
+            Verdict::Public if has_entity => {
+                entity_masked = true;
+                Verdict::Maskable
+            }
+            v => v,
+        };
+        match class {
             Verdict::Public => public = true,
             Verdict::Maskable => masked = true,
             Verdict::LocalOnly => local = true,
@@ -153,14 +254,19 @@ fn classify(
             source: source.into(),
             start: f.start,
             end: f.end,
-            class: f.verdict,
+            class,
         });
     }
-    let reasons = if report.verdict == Verdict::Public {
+    let mut reasons = if report.verdict == Verdict::Public {
         Vec::new()
     } else {
         report.reasons
     };
+    if entity_masked {
+        reasons.push(format!(
+            "{source} reads as personal: names of people, places and organisations, links and codes are masked"
+        ));
+    }
     (masked, local, public, reasons)
 }
 
@@ -168,11 +274,13 @@ fn classify(
 pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     let mut fragments = Vec::new();
     let mut reasons = Vec::new();
+    let strict = task.policy == Policy::Private;
     let (p_mask, p_local_only, p_public, prompt_reasons) = classify(
         scanner,
         "prompt",
         &task.prompt,
         Provenance::Content,
+        strict,
         &mut fragments,
     );
     let (mut any_mask, mut any_local) = (p_mask, p_local_only);
@@ -183,7 +291,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         } else {
             Provenance::Content
         };
-        let (m, l, _, _) = classify(scanner, &a.name, &a.text, prov, &mut fragments);
+        let (m, l, _, _) = classify(scanner, &a.name, &a.text, prov, strict, &mut fragments);
         any_mask |= m;
         any_local |= l;
         attach_local |= l;
@@ -208,6 +316,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             "history",
             &m.content,
             Provenance::Content,
+            strict,
             &mut fragments,
         );
         any_mask |= mm;
@@ -215,6 +324,15 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     }
     reasons.extend(prompt_reasons.into_iter().take(4));
 
+    // Files from sensitive folders and long private documents are read in parts by the local
+    // model on the cloud's instructions; shorter ones get a local abstract.
+    let read_in_parts = task.attachments.iter().any(|a| {
+        a.sensitive_source
+            || (a.text.len() > LONG_DOCUMENT
+                && fragments
+                    .iter()
+                    .any(|f| f.source == a.name && f.class == Verdict::LocalOnly))
+    });
     let p_local = complexity::p_local(&task.prompt, ctx.local_class);
     let threshold = match task.policy {
         Policy::Performance => 0.95,
@@ -269,15 +387,21 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         );
     }
     if any_local {
-        let strategy = if attach_local {
-            Strategy::LocalExtract
+        let (strategy, how) = if attach_local && read_in_parts {
+            (
+                Strategy::CloudPlans,
+                "split: the cloud plans from the task and the documents' structure, the local model reads the private documents and answers on this device",
+            )
+        } else if attach_local {
+            (
+                Strategy::LocalExtract,
+                "split: the local model reads the private passages, the cloud gets the task and abstractions",
+            )
         } else {
-            Strategy::Mask
-        };
-        let how = if attach_local {
-            "split: the local model reads the private passages, the cloud gets the task and abstractions"
-        } else {
-            "split: private sentences are withheld, identifiers masked"
+            (
+                Strategy::Mask,
+                "split: private sentences are withheld, identifiers masked",
+            )
         };
         return done(
             Route::Split,

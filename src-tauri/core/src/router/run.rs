@@ -266,10 +266,14 @@ impl Orchestrator {
                 self.run_local(&task, &opts, &tx, &mut summary).await?;
             }
             (_, Ok((agent, key))) => {
-                if let Err(why) = self
-                    .run_cloud(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
-                    .await
-                {
+                let ran = if plan.strategy == Some(Strategy::CloudPlans) {
+                    self.run_cloud_plans(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
+                        .await
+                } else {
+                    self.run_cloud(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
+                        .await
+                };
+                if let Err(why) = ran {
                     // Without a local model there is nothing to fall back to: the host gets
                     // the cloud's own error (an API answers 502/504 with it).
                     if self.local.is_none() {
@@ -342,37 +346,187 @@ impl Orchestrator {
                     send(tx, RunEvent::Text { text }).await;
                 }
                 StreamEvent::Done { metrics } => {
-                    let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
-                    summary.local_tokens += tokens;
-                    summary.prompt_tokens += metrics.prompt_tokens as u64;
-                    summary.completion_tokens += metrics.completion_tokens as u64;
-                    let cpu_s = metrics
-                        .cpu_ms
-                        .unwrap_or(started.elapsed().as_secs_f64() * 1000.0)
-                        / 1000.0;
-                    // Measured package energy when readable (it includes other processes'
-                    // share of the package during the run), else CPU time × per-core power.
-                    summary.energy_local_j += match (energy_start, rapl_uj()) {
-                        (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1e6,
-                        _ => cpu_s * WATTS_PER_CORE,
-                    };
-                    if let Some(l) = self.egress.ledger() {
-                        let run = LocalRun {
-                            task: opts.task_id.clone(),
-                            model: local.model().name.clone(),
-                            prompt_tokens: metrics.prompt_tokens as u64,
-                            completion_tokens: metrics.completion_tokens as u64,
-                            millis: started.elapsed().as_millis() as u64,
-                        };
-                        if let Err(e) = l.local_run(run).await {
-                            tracing::warn!(error = %e, "could not record a local run");
-                        }
-                    }
+                    self.account_local(
+                        local.as_ref(),
+                        opts,
+                        &metrics,
+                        started,
+                        energy_start,
+                        summary,
+                    )
+                    .await;
                     return Ok(());
                 }
             }
         }
         Err(crate::local::LocalError::Stopped.into())
+    }
+
+    /// Adds one local generation to the task's accounting and the ledger (metrics only).
+    async fn account_local(
+        &self,
+        local: &dyn LocalEngine,
+        opts: &RunOptions,
+        metrics: &crate::local::GenerationMetrics,
+        started: Instant,
+        energy_start: Option<u64>,
+        summary: &mut Summary,
+    ) {
+        let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
+        summary.local_tokens += tokens;
+        summary.prompt_tokens += metrics.prompt_tokens as u64;
+        summary.completion_tokens += metrics.completion_tokens as u64;
+        let cpu_s = metrics
+            .cpu_ms
+            .unwrap_or(started.elapsed().as_secs_f64() * 1000.0)
+            / 1000.0;
+        // Measured package energy when readable (it includes other processes' share of the
+        // package during the run), else CPU time × per-core power.
+        summary.energy_local_j += match (energy_start, rapl_uj()) {
+            (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1e6,
+            _ => cpu_s * WATTS_PER_CORE,
+        };
+        if let Some(l) = self.egress.ledger() {
+            let run = LocalRun {
+                task: opts.task_id.clone(),
+                model: local.model().name.clone(),
+                prompt_tokens: metrics.prompt_tokens as u64,
+                completion_tokens: metrics.completion_tokens as u64,
+                millis: started.elapsed().as_millis() as u64,
+            };
+            if let Err(e) = l.local_run(run).await {
+                tracing::warn!(error = %e, "could not record a local run");
+            }
+        }
+    }
+
+    /// Strategy (c), cloud plans and local executes: the cloud writes instructions from the
+    /// task and the private documents' structure; the local model follows them over each part
+    /// of each private document, then answers from its findings. The findings come from
+    /// private material, so they are combined on the device and never sent.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_cloud_plans(
+        &self,
+        task: &Task,
+        plan: &Plan,
+        opts: &RunOptions,
+        agent: &Agent,
+        key: &str,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<(), Failure> {
+        let Some(local) = self.local.clone() else {
+            return Err(Failure::new(
+                "router.no_local",
+                "reading the private documents needs the local model",
+            ));
+        };
+        let mut turns: Vec<Turn> = task
+            .history
+            .iter()
+            .map(|m| Turn::new(m.role, m.content.clone()))
+            .collect();
+        turns.push(Turn {
+            role: Role::User,
+            parts: super::cloud_plans_parts(task, plan),
+        });
+        let draft = Draft {
+            task: opts.task_id.clone(),
+            agent: agent.clone(),
+            system: Some(super::PLANNER_ROLE.to_string()),
+            turns,
+            max_tokens: Some(300),
+            temperature: opts.temperature,
+            reasons: plan.reasons.clone(),
+        };
+        let reply = self
+            .ask_cloud(draft, task, opts, agent, key, tx, summary, false)
+            .await?;
+        let steps = instructions(&reply).unwrap_or_else(|| format!("1. {}", task.prompt));
+        let mut findings = Vec::new();
+        for a in task
+            .attachments
+            .iter()
+            .filter(|a| super::is_private(a, plan))
+        {
+            let (parts, cut) = super::parts_of(&a.text);
+            if cut {
+                send(
+                    tx,
+                    RunEvent::Notice {
+                        text: format!(
+                            "{} is long: only its first {} parts were read",
+                            a.name,
+                            parts.len()
+                        ),
+                    },
+                )
+                .await;
+            }
+            for (i, part) in parts.iter().enumerate() {
+                send(
+                    tx,
+                    RunEvent::Step {
+                        step: format!("read {} part {}/{}", a.name, i + 1, parts.len()),
+                        place: "local".into(),
+                    },
+                )
+                .await;
+                let req = GenerateRequest {
+                    messages: vec![
+                        ChatMessage {
+                            role: Role::System,
+                            content: "Follow the instructions on this part of a private document. Answer briefly with what you find. If the part holds nothing for the instructions, answer NONE.".into(),
+                        },
+                        ChatMessage::user(format!(
+                            "Task: {}\n\nInstructions:\n{steps}\n\nPart {} of {}:\n{part}",
+                            task.prompt,
+                            i + 1,
+                            parts.len()
+                        )),
+                    ],
+                    max_tokens: 128,
+                    temperature: None,
+                };
+                let (started, energy_start) = (Instant::now(), rapl_uj());
+                let fail = |e: crate::local::LocalError| Failure::new(e.code(), e);
+                let (out, metrics) = local
+                    .generate(req)
+                    .map_err(fail)?
+                    .collect_text()
+                    .await
+                    .map_err(fail)?;
+                self.account_local(
+                    local.as_ref(),
+                    opts,
+                    &metrics,
+                    started,
+                    energy_start,
+                    summary,
+                )
+                .await;
+                let out = out.trim();
+                if !out.is_empty() && !out.eq_ignore_ascii_case("none") {
+                    findings.push(format!("- {} part {}: {out}", a.name, i + 1));
+                }
+            }
+        }
+        if findings.is_empty() {
+            findings.push("- nothing relevant was found".into());
+        }
+        let combined = Task {
+            prompt: format!(
+                "{}\n\nFindings from the private documents, gathered on this device:\n{}",
+                task.prompt,
+                findings.join("\n")
+            ),
+            attachments: Vec::new(),
+            history: task.history.clone(),
+            policy: task.policy,
+        };
+        self.run_local(&combined, opts, tx, summary)
+            .await
+            .map_err(|e| Failure::new(e.code(), e))
     }
 
     /// The local model writes an abstract of one private document for the task.
@@ -473,6 +627,28 @@ impl Orchestrator {
             temperature: opts.temperature,
             reasons: plan.reasons.clone(),
         };
+        self.ask_cloud(draft, task, opts, agent, key, tx, summary, true)
+            .await
+            .map(|_| ())
+    }
+
+    /// Sanitizes `draft`, sends it through the egress guard and reads the reply with the
+    /// placeholders restored, accounting tokens, cost and energy. With `show` the reply is the
+    /// answer (streamed as text events into the summary); without, it is an intermediate
+    /// result (a plan) the caller uses. Returns the restored reply.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_cloud(
+        &self,
+        draft: Draft,
+        task: &Task,
+        opts: &RunOptions,
+        agent: &Agent,
+        key: &str,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+        show: bool,
+    ) -> Result<String, Failure> {
+        let mut out = String::new();
         let sanitizer = self.sanitizer.clone();
         let (req, mut pz) = tokio::task::spawn_blocking(move || {
             let mut pz = Pseudonymizer::new();
@@ -481,16 +657,21 @@ impl Orchestrator {
         .await
         .map_err(|e| Failure::new("router.internal", e))?;
         let req = req.map_err(|e| Failure::new(e.code(), e))?;
-        summary.masked = req.masked();
-        summary.withheld = req.withheld();
+        summary.masked += req.masked();
+        summary.withheld += req.withheld();
         summary.agent = Some(agent.name.clone());
         let sent_tokens = (req.text().len() / 4) as u64;
         summary.all_cloud_cost_usd =
             agent.cost((summary_chars(task) / 4) as u64, opts.max_tokens as u64);
+        let step = if show {
+            format!("ask {}", agent.name)
+        } else {
+            format!("plan with {}", agent.name)
+        };
         send(
             tx,
             RunEvent::Step {
-                step: format!("ask {}", agent.name),
+                step,
                 place: "cloud".into(),
             },
         )
@@ -514,14 +695,12 @@ impl Orchestrator {
                 Ok(CloudEvent::Delta { text }) => {
                     let shown = restore.push(&mut pz, &text);
                     if !shown.is_empty() {
-                        summary.text.push_str(&shown);
-                        send(tx, RunEvent::Text { text: shown }).await;
+                        emit(&mut out, summary, tx, show, shown).await;
                     }
                 }
                 Ok(CloudEvent::Done { usage, .. }) => {
                     let shown = restore.finish(&mut pz);
-                    summary.text.push_str(&shown);
-                    send(tx, RunEvent::Text { text: shown }).await;
+                    emit(&mut out, summary, tx, show, shown).await;
                     let (tin, tout) = usage
                         .map(|u| (u.prompt_tokens, u.completion_tokens))
                         .unwrap_or((sent_tokens, 0));
@@ -542,12 +721,11 @@ impl Orchestrator {
                         )
                         .await;
                     }
-                    return Ok(());
+                    return Ok(out);
                 }
                 Err(e) => {
                     let shown = restore.finish(&mut pz);
-                    summary.text.push_str(&shown);
-                    send(tx, RunEvent::Text { text: shown }).await;
+                    emit(&mut out, summary, tx, show, shown).await;
                     return Err(Failure::new(
                         e.code(),
                         format!("{} failed: {e}", agent.name),
@@ -559,6 +737,21 @@ impl Orchestrator {
             "cloud.stream_cut",
             format!("the reply from {} ended early", agent.name),
         ))
+    }
+}
+
+/// Appends a piece of a cloud reply to `out`; when it is the answer, shows it too.
+async fn emit(
+    out: &mut String,
+    summary: &mut Summary,
+    tx: &mpsc::Sender<RunEvent>,
+    show: bool,
+    text: String,
+) {
+    out.push_str(&text);
+    if show {
+        summary.text.push_str(&text);
+        send(tx, RunEvent::Text { text }).await;
     }
 }
 
@@ -575,6 +768,29 @@ impl Failure {
             message: message.to_string(),
         }
     }
+}
+
+/// The numbered instructions in a planner's reply ("1. ...", "2) ..."), at most four, as a
+/// numbered list again; `None` when it has none.
+fn instructions(reply: &str) -> Option<String> {
+    let steps: Vec<&str> = reply
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let digits = l.chars().take_while(char::is_ascii_digit).count();
+            let rest = l[digits..].strip_prefix(['.', ')'])?;
+            (digits > 0 && !rest.trim().is_empty()).then(|| rest.trim())
+        })
+        .take(4)
+        .collect();
+    (!steps.is_empty()).then(|| {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {s}", i + 1))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 /// Whether `derived` repeats a run of four words of `source` (case-insensitive).

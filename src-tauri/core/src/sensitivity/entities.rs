@@ -180,6 +180,184 @@ const COMMON: &[&str] = &[
     "Hope",
     "Attached",
     "Please,",
+    "Send",
+    "Great",
+    "Good",
+    "Find",
+    "Check",
+    "Describe",
+    "Generate",
+    "Provide",
+    "Draft",
+    "Edit",
+    "Fix",
+    "Read",
+    "Show",
+    "Keep",
+    "Take",
+    "Get",
+    "Go",
+    "Come",
+    "See",
+    "Look",
+    "Looking",
+    "Try",
+    "Think",
+    "Know",
+    "Want",
+    "Need",
+    "Ask",
+    "Call",
+    "Buy",
+    "Pay",
+    "Start",
+    "Stop",
+    "Open",
+    "Close",
+    "Remember",
+    "Imagine",
+    "Suppose",
+    "Consider",
+    "Compare",
+    "Calculate",
+    "Convert",
+    "Improve",
+    "Correct",
+    "Continue",
+    "Answer",
+    "Question",
+    "Include",
+    "Avoid",
+    "Because",
+    "Yet",
+    "Just",
+    "Only",
+    "Still",
+    "Even",
+    "Again",
+    "Maybe",
+    "Perhaps",
+    "Sure",
+    "Thus",
+    "Hence",
+    "Instead",
+    "Meanwhile",
+    "Overall",
+    "Today",
+    "Yesterday",
+    "Tomorrow",
+    "Tonight",
+    "Recently",
+    "Currently",
+    "Unfortunately",
+    "Hopefully",
+    "Sorry",
+    "Welcome",
+    "Congratulations",
+    "Cheers",
+    "Name",
+    "Date",
+    "Title",
+    "Address",
+    "Phone",
+    "Email",
+    "Summary",
+    "Experience",
+    "Education",
+    "Skills",
+    "Objective",
+    "Profile",
+    "References",
+    "Introduction",
+    "Conclusion",
+    "Background",
+    "Example",
+    "Step",
+    "Task",
+    "Input",
+    "Output",
+    "Result",
+    "Results",
+    "Total",
+    "Price",
+    "Cost",
+    "Time",
+    "Day",
+    "Week",
+    "Month",
+    "Year",
+    "Morning",
+    "Evening",
+    "Everyone",
+    "Someone",
+    "Nothing",
+    "Everything",
+    "Something",
+    "It's",
+    "That's",
+    "There's",
+    "What's",
+    "Here's",
+    "Don't",
+    "Can't",
+    "Isn't",
+    "Yours",
+    "Mine",
+    "Hers",
+    "Ours",
+    "Theirs",
+    "Me",
+    "Us",
+    "Him",
+    "Them",
+    "Very",
+    "Much",
+    "More",
+    "Less",
+    "Few",
+    "Several",
+    "New",
+    "Old",
+    "Fwd",
+    "Attention",
+    "Important",
+    "Update",
+    "Reminder",
+    "Fine",
+    "True",
+    "False",
+    "Steps",
+    "Notes",
+    "Context",
+    "Details",
+    "Requirements",
+    "Goal",
+    "Goals",
+    "Instructions",
+    "Options",
+    "Rules",
+    "Question:",
+    "Points",
+    "Tips",
+    "Ideas",
+    "Topic",
+    "Description",
+    "Purpose",
+    "Scope",
+    "Agenda",
+    "Comments",
+];
+
+/// All-capital words that are units, currencies or everyday acronyms; any other one (a
+/// ticker, an agency, a team: "NVDA", "GDBOP") is masked like a name.
+const ACRONYMS: &[&str] = &[
+    "A", "I", "OK", "AM", "PM", "EUR", "USD", "GBP", "CHF", "JPY", "CNY", "INR", "PDF", "DOC",
+    "DOCX", "CSV", "TXT", "XLS", "XLSX", "JSON", "XML", "HTML", "CSS", "SQL", "API", "URL", "HTTP",
+    "HTTPS", "IBAN", "BIC", "SWIFT", "VAT", "CEO", "CFO", "CTO", "COO", "HR", "IT", "AI", "ML",
+    "CV", "FAQ", "ASAP", "FYI", "TBD", "ETA", "DIY", "TV", "PC", "ID", "PS", "NB", "RE", "FW",
+    "FWD", "KM", "KG", "CM", "MM", "MB", "GB", "TB", "KB", "GHZ", "MHZ", "RAM", "CPU", "GPU",
+    "USB", "LED", "LCD", "SMS", "PIN", "ATM", "GPS", "DNA", "RNA", "BMI", "MRI", "ICU", "ER", "IQ",
+    "Q1", "Q2", "Q3", "Q4", "UTC", "GMT", "CET", "EST", "PST",
 ];
 
 pub(crate) struct Entity {
@@ -219,8 +397,29 @@ fn sentence_start(text: &str, at: usize) -> bool {
     true
 }
 
-/// Entities in `text`, sorted, non-overlapping.
-pub(crate) fn find(text: &str) -> Vec<Entity> {
+/// A grammar word or an everyday acronym: never masked on its own.
+pub(crate) fn is_plain_word(t: &str) -> bool {
+    COMMON.contains(&t) || (t.chars().all(|c| !c.is_lowercase()) && ACRONYMS.contains(&t))
+}
+
+/// Single-word names `find` reports in `text` (so not at a sentence start): the same word
+/// opening another sentence of the text is a name too ("... led by the Longport police.
+/// Longport officers ...").
+pub(crate) fn names_in(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = find(text, &[])
+        .into_iter()
+        .filter(|e| e.label == "ENTITY")
+        .map(|e| text[e.start..e.end].to_string())
+        .filter(|t| !t.contains(char::is_whitespace))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Entities in `text`, sorted, non-overlapping. A lone capitalised word opening a sentence is
+/// one only when it is in `known` (see `names_in`).
+pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
     let (proper, url, code) = patterns();
     let mut out: Vec<Entity> = Vec::new();
     for m in url.find_iter(text) {
@@ -262,12 +461,9 @@ pub(crate) fn find(text: &str) -> Vec<Entity> {
         let t = &text[start..end];
         let single = !t.contains(char::is_whitespace);
         if single {
-            // Grammar words; short all-capital words (units, currencies, acronyms: EUR, PDF,
-            // IBAN); a lone capitalised word opening a sentence.
-            if COMMON.contains(&t)
-                || (t.chars().count() <= 4 && t.chars().all(|c| !c.is_lowercase()))
-                || sentence_start(text, start)
-            {
+            // Grammar words and everyday acronyms stay; so does a lone capitalised word
+            // opening a sentence ("Say", "Draft"), unless the text names it elsewhere.
+            if is_plain_word(t) || (sentence_start(text, start) && !known.iter().any(|k| k == t)) {
                 continue;
             }
         }
@@ -294,7 +490,7 @@ mod tests {
     use super::*;
 
     fn found(text: &str) -> Vec<(&str, &'static str)> {
-        find(text)
+        find(text, &[])
             .into_iter()
             .map(|e| (&text[e.start..e.end], e.label))
             .collect()

@@ -28,7 +28,10 @@ use serde::{Deserialize, Serialize};
 
 pub use lexicon::CONTENT_LABELS;
 pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
-pub use redact::{fragments, redact, redact_report, Fragment, Redaction};
+pub use redact::{
+    entity_spans, fragments, masks_entities, reads_personal, redact, redact_report, Fragment,
+    Redaction,
+};
 pub use types::{Candidate, Recognizer, Tier};
 pub use user::{UserPattern, UserRules};
 

@@ -205,6 +205,71 @@ fn plans_follow_privacy_then_capability() {
     assert_eq!(p.route, Route::Local, "{p:?}");
 }
 
+/// The user's own material loses its names, places, links and codes before it leaves; a
+/// question about the world keeps them; policy private keeps such material on the device.
+#[test]
+fn personal_material_masks_names_places_and_links() {
+    let s = scanner();
+    let task = |prompt: &str| Task {
+        prompt: prompt.into(),
+        ..Task::default()
+    };
+    let letter = "Write a letter for me to the Plovdiv Regional Court asking when my case \
+                  will be heard. Mention the hearing at Sofia Central Station and the file \
+                  at https://example.org/case/7731.";
+    let p = router::plan(&s, &task(letter), &ctx(LocalClass::Small));
+    assert_eq!(
+        (p.route, p.strategy),
+        (Route::Split, Some(How::Mask)),
+        "{p:?}"
+    );
+    assert!(
+        p.reasons.iter().any(|r| r.contains("reads as personal")),
+        "{p:?}"
+    );
+    assert!(p.fragments.iter().any(|f| f.class == Verdict::Maskable));
+    let draft = Draft {
+        task: "t".into(),
+        agent: agent("m"),
+        system: None,
+        turns: vec![Turn::new(Role::User, letter)],
+        max_tokens: None,
+        temperature: None,
+        reasons: Vec::new(),
+    };
+    let sent = Sanitizer::new(s.clone())
+        .sanitize(draft, &mut Pseudonymizer::new())
+        .unwrap()
+        .text();
+    for private in ["Plovdiv", "Sofia", "example.org", "7731"] {
+        assert!(!sent.contains(private), "{private} left in {sent}");
+    }
+    assert!(sent.contains("Write a letter for me"), "{sent}");
+    // A question about the world is not personal: it goes as written.
+    let p = router::plan(
+        &s,
+        &task("Which river flows through Plovdiv and how long is it?"),
+        &ctx(LocalClass::Small),
+    );
+    assert_eq!((p.route, p.strategy), (Route::Cloud, None), "{p:?}");
+    // Policy private counts names as not public anywhere: the task stays local.
+    let mut t = task("Which river flows through Plovdiv and how long is it?");
+    t.policy = Policy::Private;
+    assert_eq!(
+        router::plan(&s, &t, &ctx(LocalClass::Small)).route,
+        Route::Local
+    );
+    // Pasted material (80 words or more) reads as personal even without "I" or "my".
+    let pasted = format!(
+        "Rewrite this press release: {}",
+        "Neil Agius will swim from Gozo to Sicily next spring with Wave of Change. ".repeat(7)
+    );
+    assert!(tandem_core::sensitivity::reads_personal(&pasted));
+    assert!(!tandem_core::sensitivity::reads_personal(
+        "Which river flows through Plovdiv?"
+    ));
+}
+
 #[tokio::test]
 async fn a_masked_split_is_restored_on_the_device_and_recorded() {
     let lb = Loopback::start(KEY).await.unwrap();
@@ -244,6 +309,89 @@ async fn a_masked_split_is_restored_on_the_device_and_recorded() {
     assert!(
         e.tokens_in.is_some() && e.cost_usd.is_some(),
         "finished with usage: {e:?}"
+    );
+}
+
+/// Strategy (c): a file from a sensitive folder and a question for the cloud. The cloud gets
+/// the task and the document's structure only, writes numbered instructions (the echo model
+/// repeats the prompt's), the local model follows them over each part, and the answer is
+/// written on the device from those findings.
+#[tokio::test]
+async fn the_cloud_plans_and_the_local_model_reads_a_private_document() {
+    let lb = Loopback::start(KEY).await.unwrap();
+    let o = orchestrator(&lb.base_url(), Wire::Openai, "echo", None);
+    let mut doc = String::new();
+    for m in 1..=40 {
+        doc.push_str(&format!(
+            "2026-{:02}-03 rent to Zimmermann Hausverwaltung 1,180.00 EUR ref WOHNUNG-{m}\n",
+            m % 12 + 1
+        ));
+    }
+    let task = Task {
+        prompt:
+            "How much rent did I pay this year? Steps:\n1. List every rent payment with its amount"
+                .into(),
+        attachments: vec![Attachment {
+            name: "kontoauszug-2026.csv".into(),
+            text: doc.clone(),
+            sensitive_source: true,
+        }],
+        ..Task::default()
+    };
+    let (summary, events) = run(&o, task, Some("lb")).await;
+    let RunEvent::Plan { plan } = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        (plan.route, plan.strategy),
+        (Route::Split, Some(How::CloudPlans)),
+        "{plan:?}"
+    );
+    // One request left: the task and the structure, never the document or its name.
+    let sent = lb.received();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let sent = sent[0].to_string();
+    for private in ["Zimmermann", "WOHNUNG", "1,180", "kontoauszug"] {
+        assert!(!sent.contains(private), "{private} left in {sent}");
+    }
+    assert!(
+        sent.contains("Private document 1") && sent.contains("read in 2 parts"),
+        "{sent}"
+    );
+    // The local model read every part with the cloud's instruction, then answered here.
+    let steps: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Step { step, place } => Some((step.clone(), place.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps[0],
+        ("plan with lb".into(), "cloud".into()),
+        "{steps:?}"
+    );
+    for part in 1..=2 {
+        let want = format!("read kontoauszug-2026.csv part {part}/2");
+        assert!(
+            steps.contains(&(want.clone(), "local".into())),
+            "{want}: {steps:?}"
+        );
+    }
+    assert_eq!(steps.last().unwrap(), &("answer".into(), "local".into()));
+    // The echo engine repeats what it was given: the findings reached the final local step.
+    assert!(
+        summary.text.contains("Findings from the private documents"),
+        "{}",
+        summary.text
+    );
+    assert!(
+        summary.text.contains("Zimmermann"),
+        "the answer is written from the document"
+    );
+    assert!(
+        summary.cloud_tokens > 0 && summary.local_tokens > 0,
+        "{summary:?}"
     );
 }
 
