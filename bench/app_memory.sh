@@ -3,6 +3,9 @@
 # loaded, let it settle, then sum the resident memory (RSS and PSS) of the app and
 # its WebKit helper processes. The peer in the same run is the same app with no
 # model available (the shell and webview alone), so the model's share is visible.
+# RSS counts shared libraries in full in every process (WebKit, and Mesa's LLVM when there is
+# no GPU driver); PSS splits them among the processes sharing them; USS is private memory only
+# (closest to what macOS and Windows report as an app's memory).
 # Usage: bench/app_memory.sh [settle_seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,22 +25,23 @@ measure() { # label models_dir wait_for_load
   python3 - "$1" $(echo "$pids" | tr ' ' '\n' | sort -u) <<'PY'
 import sys
 label, pids = sys.argv[1], sys.argv[2:]
-rss = pss = 0
+rss = pss = uss = 0
 names = []
 for pid in pids:
     try:
         name = open(f"/proc/{pid}/comm").read().strip()
         r = next(int(l.split()[1]) for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:"))
-        p = sum(int(l.split()[1]) for l in open(f"/proc/{pid}/smaps_rollup") if l.startswith("Pss:"))
-    except (FileNotFoundError, StopIteration, ProcessLookupError):
+        roll = {l.split(":")[0]: int(l.split()[1]) for l in open(f"/proc/{pid}/smaps_rollup") if l.split()[1:2] and l.split()[1].isdigit()}
+        p, u = roll["Pss"], roll["Private_Clean"] + roll["Private_Dirty"]
+    except (FileNotFoundError, StopIteration, ProcessLookupError, KeyError):
         continue
-    rss += r; pss += p; names.append(f"{name} {r/1024:.0f}")
-print(f"| {label} | {rss/1024:.0f} MB | {pss/1024:.0f} MB | {', '.join(names)} |")
+    rss += r; pss += p; uss += u; names.append(f"{name} {r/1024:.0f}/{p/1024:.0f}/{u/1024:.0f}")
+print(f"| {label} | {rss/1024:.0f} MB | {pss/1024:.0f} MB | {uss/1024:.0f} MB | {', '.join(names)} |")
 PY
   kill "$app" 2>/dev/null; wait "$app" 2>/dev/null || true
 }
 
-echo "| app, idle ${SETTLE} s | RSS | PSS | per process (RSS MB) |"
-echo "|---|---|---|---|"
+echo "| app, idle ${SETTLE} s | RSS | PSS | USS (private) | per process (RSS/PSS/USS MB) |"
+echo "|---|---|---|---|---|"
 measure "shell + webview, no model (peer)" "$(mktemp -d)" no
 measure "with the default model loaded" "$PWD/models" yes

@@ -31,7 +31,7 @@ fn text(bytes: usize, seed: usize, run: usize, dense: bool) -> String {
     let mut s = String::new();
     let mut i = seed;
     while s.len() < bytes {
-        if i % every == 0 {
+        if i.is_multiple_of(every) {
             let number = format!("9{:05}", (run * 400 + i) % 100_000);
             s.push_str(&private[(i / every) % private.len()].replace("901820", &number));
         } else {

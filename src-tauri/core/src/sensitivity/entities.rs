@@ -3,6 +3,7 @@
 //! Plovdiv works at Acme"): so these are not reported as sensitive spans, and redaction masks
 //! them only in texts that already hold a personal identifier.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -397,19 +398,35 @@ fn sentence_start(text: &str, at: usize) -> bool {
     true
 }
 
+/// `COMMON` and `ACRONYMS` as sets: every capitalised word of a text is looked up.
+fn plain_sets() -> &'static (HashSet<&'static str>, HashSet<&'static str>) {
+    static SETS: OnceLock<(HashSet<&'static str>, HashSet<&'static str>)> = OnceLock::new();
+    SETS.get_or_init(|| {
+        (
+            COMMON.iter().copied().collect(),
+            ACRONYMS.iter().copied().collect(),
+        )
+    })
+}
+
 /// A grammar word or an everyday acronym: never masked on its own.
 pub(crate) fn is_plain_word(t: &str) -> bool {
-    COMMON.contains(&t) || (t.chars().all(|c| !c.is_lowercase()) && ACRONYMS.contains(&t))
+    let (common, acronyms) = plain_sets();
+    common.contains(t) || (t.chars().all(|c| !c.is_lowercase()) && acronyms.contains(t))
 }
 
 /// Single-word names `find` reports in `text` (so not at a sentence start): the same word
 /// opening another sentence of the text is a name too ("... led by the Longport police.
 /// Longport officers ...").
 pub(crate) fn names_in(text: &str) -> Vec<String> {
-    let mut names: Vec<String> = find(text, &[])
-        .into_iter()
-        .filter(|e| e.label == "ENTITY")
-        .map(|e| text[e.start..e.end].to_string())
+    names_of(text, &candidates(text))
+}
+
+fn names_of(text: &str, cands: &[(Entity, bool)]) -> Vec<String> {
+    let mut names: Vec<String> = cands
+        .iter()
+        .filter(|(e, opener)| !opener && e.label == "ENTITY")
+        .map(|(e, _)| text[e.start..e.end].to_string())
         .filter(|t| !t.contains(char::is_whitespace))
         .collect();
     names.sort_unstable();
@@ -420,14 +437,46 @@ pub(crate) fn names_in(text: &str) -> Vec<String> {
 /// Entities in `text`, sorted, non-overlapping. A lone capitalised word opening a sentence is
 /// one only when it is in `known` (see `names_in`).
 pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
+    resolve(text, candidates(text), known)
+}
+
+/// `find` with the names `text` itself gives (one pass of the patterns instead of two).
+pub(crate) fn find_named(text: &str) -> Vec<Entity> {
+    let cands = candidates(text);
+    let names = names_of(text, &cands);
+    resolve(text, cands, &names)
+}
+
+fn resolve(text: &str, cands: Vec<(Entity, bool)>, known: &[String]) -> Vec<Entity> {
+    let mut out: Vec<Entity> = cands
+        .into_iter()
+        .filter(|(e, opener)| !opener || known.iter().any(|k| *k == text[e.start..e.end]))
+        .map(|(e, _)| e)
+        .collect();
+    out.sort_by_key(|e| (e.start, std::cmp::Reverse(e.end)));
+    let mut kept: Vec<Entity> = Vec::with_capacity(out.len());
+    for e in out {
+        if kept.last().is_none_or(|k| e.start >= k.end) {
+            kept.push(e);
+        }
+    }
+    kept
+}
+
+/// Every match of the patterns, flagged when it is a lone capitalised word opening a sentence
+/// ("Say", "Draft": an entity only when the text names it elsewhere).
+fn candidates(text: &str) -> Vec<(Entity, bool)> {
     let (proper, url, code) = patterns();
-    let mut out: Vec<Entity> = Vec::new();
+    let mut out: Vec<(Entity, bool)> = Vec::new();
     for m in url.find_iter(text) {
-        out.push(Entity {
-            start: m.start(),
-            end: m.end(),
-            label: "URL",
-        });
+        out.push((
+            Entity {
+                start: m.start(),
+                end: m.end(),
+                label: "URL",
+            },
+            false,
+        ));
     }
     for m in code.find_iter(text) {
         let t = m.as_str();
@@ -436,11 +485,14 @@ pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
             && t.chars().any(char::is_alphabetic)
             && t.chars().any(|c| c.is_ascii_digit())
         {
-            out.push(Entity {
-                start: m.start(),
-                end: m.end(),
-                label: "CODE",
-            });
+            out.push((
+                Entity {
+                    start: m.start(),
+                    end: m.end(),
+                    label: "CODE",
+                },
+                false,
+            ));
         }
     }
     for m in proper.find_iter(text) {
@@ -451,7 +503,7 @@ pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
             let t = &text[start..end];
             let first = t.split_whitespace().next().unwrap_or("");
             match t.find(char::is_whitespace) {
-                Some(ws) if COMMON.contains(&first) => {
+                Some(ws) if plain_sets().0.contains(first) => {
                     start += ws;
                     start += text[start..end].len() - text[start..end].trim_start().len();
                 }
@@ -460,29 +512,20 @@ pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
         }
         let t = &text[start..end];
         let single = !t.contains(char::is_whitespace);
-        if single {
-            // Grammar words and everyday acronyms stay; so does a lone capitalised word
-            // opening a sentence ("Say", "Draft"), unless the text names it elsewhere.
-            if is_plain_word(t) || (sentence_start(text, start) && !known.iter().any(|k| k == t)) {
-                continue;
-            }
+        // Grammar words and everyday acronyms are never entities on their own.
+        if (single && is_plain_word(t)) || t.chars().count() < 2 {
+            continue;
         }
-        if t.chars().count() > 1 {
-            out.push(Entity {
+        out.push((
+            Entity {
                 start,
                 end,
                 label: "ENTITY",
-            });
-        }
+            },
+            single && sentence_start(text, start),
+        ));
     }
-    out.sort_by_key(|e| (e.start, std::cmp::Reverse(e.end)));
-    let mut kept: Vec<Entity> = Vec::with_capacity(out.len());
-    for e in out {
-        if kept.last().is_none_or(|k| e.start >= k.end) {
-            kept.push(e);
-        }
-    }
-    kept
+    out
 }
 
 #[cfg(test)]

@@ -220,13 +220,17 @@ pub fn reads_personal(text: &str) -> bool {
 /// Code point ranges of the entities `masks_entities` texts lose to placeholders.
 pub fn entity_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    add_entities(text, &super::entities::names_in(text), &mut spans);
+    add_found(text, super::entities::find_named(text), &mut spans);
     spans.into_iter().map(|s| (s.start, s.end)).collect()
 }
 
 /// Adds entity spans of `piece` that do not overlap `spans` (code point offsets), keeping order.
 fn add_entities(piece: &str, known: &[String], spans: &mut Vec<Span>) {
-    let found = super::entities::find(piece, known);
+    add_found(piece, super::entities::find(piece, known), spans);
+}
+
+/// Adds `found` (entities of `piece`) as spans where no detector span lies.
+fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<Span>) {
     if found.is_empty() {
         return;
     }
