@@ -1,6 +1,7 @@
 //! The Tauri shell: windows, tray, global shortcut, IPC commands and events around
 //! tandem-core. No logic lives here; each command is a few lines that call the core.
 
+mod bindings;
 mod commands;
 pub mod state;
 mod tray;

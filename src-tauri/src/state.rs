@@ -53,7 +53,7 @@ impl DataPaths {
 }
 
 /// What the user switched in the app, kept across restarts (a paused cloud stays paused).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Prefs {
     /// Overrides the config file's policy when set.
     pub policy: Option<Policy>,

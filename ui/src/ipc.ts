@@ -1,161 +1,23 @@
 // The only file that talks to the Rust backend: every command and event the page uses.
-// Types mirror tandem-core's serialized structs (router::Plan, run::Summary, ledger::LedgerEntry,
-// conversations::Turn) and the shell's own (Chip, SettingsView); the IPC tests on the Rust side
-// check those shapes field by field.
+// Payload types come from src/bindings.ts, generated from the Rust types (ts-rs).
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { getCurrentWebviewWindow } from "@tauri-apps/api/webviewWindow";
 
-export type Verdict = "public" | "maskable" | "local_only";
-export type RouteName = "local" | "cloud" | "split";
-export type Policy = "private" | "balanced" | "performance";
-
-export interface GenerationMetrics {
-  prompt_tokens: number;
-  completion_tokens: number;
-  ttft_ms: number;
-  prompt_tok_per_s: number;
-  decode_tok_per_s: number;
-  wall_ms: number;
-  cpu_ms: number | null;
-  finish_reason: string;
-}
-
-export interface LoadedModel {
-  name: string;
-  path: string;
-  architecture: string;
-  device: string;
-  dtype: string;
-  threads: number;
-  load_seconds: number;
-}
-
-export interface PlanFragment { source: string; start: number; end: number; class: Verdict }
-export interface Plan {
-  route: RouteName;
-  strategy: string | null;
-  fragments: PlanFragment[];
-  complexity: number;
-  reasons: string[];
-}
-
-export interface Summary {
-  text: string;
-  route: RouteName | null;
-  agent: string | null;
-  cloud_tokens: number;
-  local_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost_usd: number;
-  all_cloud_cost_usd: number;
-  energy_local_j: number;
-  energy_cloud_j: number;
-  masked: number;
-  withheld: number;
-  fell_back: boolean;
-}
-
-export type RunEvent =
-  | { type: "plan"; plan: Plan }
-  | { type: "step"; step: string; place: string }
-  | { type: "text"; text: string }
-  | { type: "notice"; text: string };
-
-export interface Turn {
-  task: string;
-  ts_ms: number;
-  question: string;
-  attachments: string[];
-  documents: { name: string; text: string; truncated: boolean }[];
-  answer: string;
-  plan: Plan | null;
-  summary: Summary | null;
-  notices: string[];
-  error: string | null;
-  stopped: boolean;
-  elapsed_ms: number;
-}
-
-export interface Asked { conversation: string; turn: Turn }
-export interface ConversationInfo { id: string; title: string; created_ms: number; updated_ms: number; turns: number }
-
-export interface LedgerEntry {
-  id: number;
-  ts_ms: number;
-  task: string;
-  status: "sent" | "failed" | "blocked";
-  agent: string;
-  provider: string;
-  model: string;
-  bytes: number;
-  sha256: string;
-  payload: string | null;
-  reasons: string[];
-  tokens_in: number | null;
-  tokens_out: number | null;
-  cost_usd: number | null;
-  error: string | null;
-}
-export interface Totals {
-  sent: number; blocked: number; bytes_sent: number; cloud_tokens: number;
-  cost_usd: number; local_runs: number; local_tokens: number;
-}
-export interface LedgerView { entries: LedgerEntry[]; totals: Totals; path: string }
-
-export interface Chip {
-  id: string;
-  name: string;
-  chars: number;
-  verdict: Verdict;
-  counts: Record<string, number>;
-  notes: string[];
-}
-export type AttachEvent =
-  | { state: "reading"; key: string; name: string }
-  | { state: "ready"; key: string; chip: Chip }
-  | { state: "failed"; key: string; name: string; error: CommandError };
-
-export interface ProviderView {
-  name: string; wire: "openai" | "anthropic"; base_url: string; needs_key: boolean;
-  key: "env" | "store" | null; agents: string[];
-}
-export interface GatewayView { running: boolean; port: number | null; new_token: string | null }
-export interface SettingsView {
-  policy: Policy; cloud_paused: boolean; providers: ProviderView[]; keychain_error: string | null;
-  gateway: GatewayView; shortcut: string; menu_bar_only: boolean;
-}
-export interface Prefs { policy: Policy | null; cloud_paused: boolean; shortcut: string | null; gateway: boolean }
-
-export interface HardwareProbe {
-  hardware: { cpu: { brand: string; logical_cores: number; physical_cores: number | null }; memory: { total_bytes: number; available_bytes: number } } & Record<string, unknown>;
-  recommendation: { recommended_model: string | null; reasons?: string[] } & Record<string, unknown>;
-}
-
-export interface Folder { path: string; sensitive: boolean; include?: string[]; exclude?: string[] }
-export interface PassStats { seen: number; indexed: number; unchanged: number; failed: number; removed: number }
-export interface IndexStatus {
-  files: number; indexed: number; failed: number; queued: number; chunks: number;
-  by_verdict: Record<string, number>; failures: [string, string][];
-}
-export interface FoldersView { folders: Folder[]; status: IndexStatus }
-export type IndexEvent =
-  | { state: "progress"; stats: PassStats }
-  | { state: "done"; stats: PassStats }
-  | { state: "failed"; error: CommandError };
-
-export interface ModelView {
-  name: string; parameters_b: number; quantization: string; size: number; license: string;
-  installed: boolean; fits: boolean; est_decode_tok_s: number | null; reason: string; loaded: boolean; chosen: boolean;
-}
-export type FetchProgress =
-  | { stage: "downloading"; done_bytes: number; total_bytes: number | null }
-  | { stage: "verifying" }
-  | { stage: "optimizing"; to: string };
-
-/** Errors from commands carry a stable code (see tandem-core's ErrorCode). */
-export interface CommandError { code: string; message: string }
+// Payload types are generated from the Rust types (src/bindings.ts, ts-rs; a Rust test fails
+// when they drift). Re-exported here so the rest of the page imports from one module.
+import type {
+  Asked, AttachEvent, CommandError, ConversationInfo, FetchProgress, Folder, FoldersView, GatewayView,
+  HardwareProbe, IndexEvent, LedgerEntry, LedgerView, LoadedModel, ModelView, PassStats, Policy, Prefs,
+  Route, RunEvent, SettingsView, Turn,
+} from "./bindings";
+export type {
+  Asked, AttachEvent, Chip, CommandError, ConversationInfo, Document, Folder, FoldersView, FetchProgress,
+  GatewayView, GenerationMetrics, HardwareProbe, IndexEvent, IndexStatus, LedgerEntry, LedgerStatus,
+  LedgerView, LoadedModel, ModelView, PassStats, Plan, PlanFragment, Policy, Prefs, ProviderView,
+  RunEvent, SettingsView, Strategy, Summary, Totals, Turn, Verdict,
+} from "./bindings";
+export type RouteName = Route;
 
 export function isCommandError(e: unknown): e is CommandError {
   return typeof e === "object" && e !== null && "code" in e && "message" in e;

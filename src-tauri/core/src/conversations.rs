@@ -40,7 +40,7 @@ impl From<serde_json::Error> for ConversationError {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct ConversationInfo {
     pub id: String,
     pub title: String,
@@ -51,7 +51,7 @@ pub struct ConversationInfo {
 
 /// One question and what came of it. `plan` and `summary` are the orchestrator's own
 /// serialized values, kept as JSON so older rows stay readable when those types grow.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(default)]
 pub struct Turn {
     /// The orchestrator's task id: the ledger's rows for this answer carry it.
@@ -64,7 +64,10 @@ pub struct Turn {
     /// this device" can show the original beside the payload.
     pub documents: Vec<Document>,
     pub answer: String,
+    // Stored as the JSON of a `router::Plan` / `run::Summary` (older turns keep theirs).
+    #[ts(type = "Plan | null")]
     pub plan: Option<serde_json::Value>,
+    #[ts(type = "Summary | null")]
     pub summary: Option<serde_json::Value>,
     pub notices: Vec<String>,
     /// Stable error code when the answer failed.
@@ -79,7 +82,7 @@ pub struct Turn {
 /// How much of each attached document a turn keeps.
 pub const DOCUMENT_KEEP: usize = 64 * 1024;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Document {
     pub name: String,
     pub text: String,

@@ -9,7 +9,8 @@ pub trait ErrorCode {
 
 /// The serializable shape of an error as the hosts show it (the app's IPC commands
 /// return it as their error).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq, ts_rs::TS)]
+#[ts(rename = "CommandError")]
 pub struct ErrorInfo {
     pub code: String,
     pub message: String,

@@ -46,7 +46,7 @@ impl ErrorCode for IndexError {
 /// A watched folder: `sensitive` makes everything inside `local_only`, whatever it says.
 /// `include`/`exclude` are globs on the path relative to the folder (`**/*.pdf`, `drafts/**`):
 /// with includes, only matching files are read; excludes always win.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Folder {
     pub path: PathBuf,
     pub sensitive: bool,
@@ -233,7 +233,7 @@ fn delete_chunks(conn: &Connection, path: &str) -> rusqlite::Result<()> {
 }
 
 /// What one pass did.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq, ts_rs::TS)]
 pub struct PassStats {
     pub seen: u64,
     pub indexed: u64,
@@ -243,7 +243,8 @@ pub struct PassStats {
 }
 
 /// The index's totals (`tandem index status`).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
+#[ts(rename = "IndexStatus")]
 pub struct Status {
     pub files: u64,
     pub indexed: u64,

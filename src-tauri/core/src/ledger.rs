@@ -54,7 +54,8 @@ impl From<rusqlite::Error> for LedgerError {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "LedgerStatus")]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Sent; finished (tokens known) or still streaming.
@@ -83,7 +84,7 @@ impl Status {
 }
 
 /// One outbound request (or blocked attempt) as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct LedgerEntry {
     pub id: i64,
     pub ts_ms: i64,
@@ -125,7 +126,7 @@ pub struct LocalRun {
 }
 
 /// Totals over the ledger (or one task).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
 pub struct Totals {
     pub sent: u64,
     pub blocked: u64,

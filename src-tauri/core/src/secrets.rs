@@ -227,7 +227,7 @@ pub fn env_var(provider: &str) -> String {
 }
 
 /// Where a key came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum KeySource {
     Env,

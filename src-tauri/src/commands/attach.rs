@@ -15,7 +15,7 @@ use tauri_plugin_dialog::DialogExt;
 use super::CommandError;
 use crate::AppState;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Chip {
     pub id: String,
     pub name: String,
@@ -28,7 +28,7 @@ pub struct Chip {
 }
 
 /// Progress of one file, sent to the window it was dropped on as `tandem://attach`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum AttachEvent {
     Reading {

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use super::{bad_input, CommandError};
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct Asked {
     pub conversation: String,
     pub turn: Turn,

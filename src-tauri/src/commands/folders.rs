@@ -13,13 +13,13 @@ use tauri_plugin_dialog::DialogExt;
 use super::{bad_input, internal, CommandError};
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct FoldersView {
     pub folders: Vec<Folder>,
     pub status: Status,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum IndexEvent {
     Progress { stats: PassStats },

@@ -8,7 +8,8 @@ use tauri::State;
 use super::CommandError;
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
+#[ts(rename = "HardwareProbe")]
 pub struct Probe {
     pub hardware: HardwareReport,
     pub recommendation: Recommendation,

@@ -9,7 +9,7 @@ use tauri_plugin_dialog::DialogExt;
 use super::{internal, CommandError};
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct LedgerView {
     pub entries: Vec<LedgerEntry>,
     pub totals: Totals,

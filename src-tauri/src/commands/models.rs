@@ -11,7 +11,7 @@ use tauri::State;
 use super::{bad_input, internal, CommandError};
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ModelView {
     pub name: String,
     pub parameters_b: f64,

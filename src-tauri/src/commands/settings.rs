@@ -14,7 +14,7 @@ use super::{internal, CommandError};
 use crate::state::GatewayRun;
 use crate::AppState;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ProviderView {
     pub name: String,
     pub wire: Wire,
@@ -25,7 +25,7 @@ pub struct ProviderView {
     pub agents: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct SettingsView {
     pub policy: Policy,
     pub cloud_paused: bool,
@@ -37,7 +37,7 @@ pub struct SettingsView {
     pub menu_bar_only: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct GatewayView {
     pub running: bool,
     pub port: Option<u16>,

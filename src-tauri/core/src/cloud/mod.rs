@@ -73,7 +73,7 @@ pub trait CloudProvider: Send + Sync {
 }
 
 /// Which wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Wire {
     /// OpenAI Chat Completions and the many servers compatible with it.

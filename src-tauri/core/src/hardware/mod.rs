@@ -17,7 +17,7 @@ pub use recommend::{
 /// Bumped when a field changes meaning or disappears (additions keep the version).
 pub const PROBE_SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct HardwareReport {
     pub os: String,
     pub arch: String,
@@ -28,7 +28,7 @@ pub struct HardwareReport {
     pub power: PowerInfo,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct CpuInfo {
     pub brand: String,
     pub physical_cores: usize,
@@ -39,7 +39,7 @@ pub struct CpuInfo {
     pub simd: SimdFeatures,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct SimdFeatures {
     pub avx2: bool,
     pub avx512f: bool,
@@ -52,13 +52,13 @@ pub struct SimdFeatures {
     pub build_uses_avx2: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct MemoryInfo {
     pub total_bytes: u64,
     pub available_bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct GpuInfo {
     pub vendor: String,
     pub name: String,
@@ -73,7 +73,7 @@ pub struct GpuInfo {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct NpuInfo {
     pub vendor: String,
     pub name: String,
@@ -83,7 +83,7 @@ pub struct NpuInfo {
     pub usage: String,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PowerSource {
     Ac,
@@ -92,7 +92,7 @@ pub enum PowerSource {
     Unknown,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct PowerInfo {
     pub source: PowerSource,
     pub battery_percent: Option<f32>,
@@ -100,7 +100,7 @@ pub struct PowerInfo {
 
 /// What the OS APIs (sysinfo, cpuid, sysctl) report; everything else is read from
 /// files below a root. Split out so fixtures can describe machines we do not have.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct BaseInfo {
     pub os: String,
     pub arch: String,
@@ -113,7 +113,7 @@ pub struct BaseInfo {
     pub nvml_gpus: Vec<GpuInfo>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct AppleInfo {
     pub chip: String,
     pub apple_silicon: bool,

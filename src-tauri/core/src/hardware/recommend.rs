@@ -30,7 +30,7 @@ const CPU_TOKEN_OVERHEAD_S: f64 = 0.010;
 /// Below this, chatting with a model is unpleasant; the recommendation avoids it.
 const USABLE_DECODE_TOK_S: f32 = 8.0;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CapabilityTier {
     /// < 0.5 B parameters: extraction, short rewrites, classification.
@@ -54,7 +54,7 @@ impl CapabilityTier {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ComputeDevice {
     Cpu,
@@ -63,7 +63,7 @@ pub enum ComputeDevice {
 }
 
 /// What this binary can drive (features decided at compile time).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, ts_rs::TS)]
 pub struct BuildCaps {
     pub cuda: bool,
     pub metal: bool,
@@ -78,7 +78,7 @@ impl BuildCaps {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct ModelFit {
     pub name: String,
     pub parameters_b: f64,
@@ -91,7 +91,7 @@ pub struct ModelFit {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct Recommendation {
     pub schema_version: u32,
     pub device: ComputeDevice,

@@ -74,7 +74,7 @@ pub enum StreamEvent {
     Done { metrics: GenerationMetrics },
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct LoadedModel {
     pub name: String,
     pub path: String,

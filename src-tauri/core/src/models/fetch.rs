@@ -33,7 +33,7 @@ impl FetchOptions {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum FetchProgress {
     Downloading {

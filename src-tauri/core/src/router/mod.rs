@@ -13,7 +13,7 @@ use crate::cloud::ChatMessage;
 use crate::sensitivity::{self, Provenance, Scanner, Verdict};
 pub use complexity::LocalClass;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     /// Nothing that is not public leaves the device.
@@ -57,7 +57,7 @@ pub struct Task {
     pub policy: Policy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
     Local,
@@ -65,7 +65,7 @@ pub enum Route {
     Split,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// Pseudonymize maskable spans, send, restore on the device.
@@ -80,7 +80,7 @@ pub enum Strategy {
 }
 
 /// One classified piece of the task. Offsets are code points into its source.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct PlanFragment {
     /// "prompt", "history", or the attachment's name.
     pub source: String,
@@ -89,7 +89,7 @@ pub struct PlanFragment {
     pub class: Verdict,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Plan {
     pub route: Route,
     pub strategy: Option<Strategy>,

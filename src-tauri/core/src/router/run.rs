@@ -38,7 +38,7 @@ pub const WATTS_PER_CORE: f64 = 7.5;
 /// estimates span roughly 0.3-4 J; 2 J is the middle of that range).
 pub const CLOUD_JOULES_PER_TOKEN: f64 = 2.0;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
     Plan { plan: Plan },
@@ -47,7 +47,7 @@ pub enum RunEvent {
     Notice { text: String },
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
 pub struct Summary {
     pub text: String,
     pub route: Option<Route>,

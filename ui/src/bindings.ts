@@ -1,0 +1,255 @@
+// Generated from the Rust types by src-tauri/src/bindings.rs (ts-rs); do not edit.
+// TANDEM_WRITE_BINDINGS=1 cargo test -p tandem-app --lib bindings rewrites it.
+
+export type Verdict = "public" | "maskable" | "local_only";
+
+export type Route = "local" | "cloud" | "split";
+
+export type Policy = "private" | "balanced" | "performance";
+
+export type Strategy = "mask" | "local_extract" | "cloud_plans";
+
+export type PlanFragment = { 
+/**
+ * "prompt", "history", or the attachment's name.
+ */
+source: string, start: number, end: number, class: Verdict, };
+
+export type Plan = { route: Route, strategy: Strategy | null, fragments: Array<PlanFragment>, 
+/**
+ * Probability that the task needs a stronger model than the local one (1 - p_local).
+ */
+complexity: number, reasons: Array<string>, };
+
+export type Summary = { text: string, route: Route | null, agent: string | null, cloud_tokens: number, local_tokens: number, 
+/**
+ * Tokens read and written by the model(s) that answered (usage for API hosts).
+ */
+prompt_tokens: number, completion_tokens: number, cost_usd: number, 
+/**
+ * What sending the whole task to the same agent would have cost.
+ */
+all_cloud_cost_usd: number, energy_local_j: number, energy_cloud_j: number, masked: number, withheld: number, fell_back: boolean, };
+
+export type RunEvent = { "type": "plan", plan: Plan, } | { "type": "step", step: string, place: string, } | { "type": "text", text: string, } | { "type": "notice", text: string, };
+
+export type GenerationMetrics = { prompt_tokens: number, completion_tokens: number, ttft_ms: number, prompt_tok_per_s: number, decode_tok_per_s: number, wall_ms: number, 
+/**
+ * CPU time of the whole process during the request (all threads).
+ */
+cpu_ms: number | null, finish_reason: string, };
+
+export type LoadedModel = { name: string, path: string, architecture: string, device: string, dtype: string, threads: number, load_seconds: number, };
+
+export type Document = { name: string, text: string, 
+/**
+ * The text was longer than `DOCUMENT_KEEP` and is cut (at a character boundary).
+ */
+truncated: boolean, };
+
+export type Turn = { 
+/**
+ * The orchestrator's task id: the ledger's rows for this answer carry it.
+ */
+task: string, ts_ms: number, question: string, 
+/**
+ * Names of the attached files.
+ */
+attachments: Array<string>, 
+/**
+ * Their text as the router saw it (the first `DOCUMENT_KEEP` bytes of each), so "what left
+ * this device" can show the original beside the payload.
+ */
+documents: Array<Document>, answer: string, plan: Plan | null, summary: Summary | null, notices: Array<string>, 
+/**
+ * Stable error code when the answer failed.
+ */
+error: string | null, 
+/**
+ * The user pressed stop: `answer` is what had arrived.
+ */
+stopped: boolean, 
+/**
+ * From the question to the end of the answer.
+ */
+elapsed_ms: number, };
+
+export type ConversationInfo = { id: string, title: string, created_ms: number, updated_ms: number, turns: number, };
+
+export type Asked = { conversation: string, turn: Turn, };
+
+export type LedgerStatus = "sent" | "blocked" | "failed";
+
+export type LedgerEntry = { id: number, ts_ms: number, task: string, status: LedgerStatus, agent: string, provider: string, model: string, bytes: number, sha256: string, 
+/**
+ * The payload exactly as sent; `None` for blocked attempts.
+ */
+payload: string | null, reasons: Array<string>, tokens_in: number | null, tokens_out: number | null, cost_usd: number | null, error: string | null, };
+
+export type Totals = { sent: number, blocked: number, bytes_sent: number, cloud_tokens: number, cost_usd: number, local_runs: number, local_tokens: number, };
+
+export type LedgerView = { entries: Array<LedgerEntry>, totals: Totals, path: string, };
+
+export type CommandError = { code: string, message: string, };
+
+export type Chip = { id: string, name: string, chars: number, verdict: Verdict, 
+/**
+ * Detected items by label ("IBAN_CODE": 3).
+ */
+counts: { [key in string]: number }, 
+/**
+ * Extraction notes (text cut at the cap, unreadable parts).
+ */
+notes: Array<string>, };
+
+export type AttachEvent = { "state": "reading", key: string, name: string, } | { "state": "ready", key: string, chip: Chip, } | { "state": "failed", key: string, name: string, error: CommandError, };
+
+export type Wire = "openai" | "anthropic";
+
+export type KeySource = "env" | "store";
+
+export type ProviderView = { name: string, wire: Wire, base_url: string, needs_key: boolean, 
+/**
+ * Where its key comes from, if it has one; the key itself never leaves the shell.
+ */
+key: KeySource | null, agents: Array<string>, };
+
+export type GatewayView = { running: boolean, port: number | null, 
+/**
+ * Only right after the token was made: shown once, like `tandem serve` does.
+ */
+new_token: string | null, };
+
+export type SettingsView = { policy: Policy, cloud_paused: boolean, providers: Array<ProviderView>, 
+/**
+ * Why keys cannot be stored, when the keychain is unavailable.
+ */
+keychain_error: string | null, gateway: GatewayView, shortcut: string, menu_bar_only: boolean, };
+
+export type Prefs = { 
+/**
+ * Overrides the config file's policy when set.
+ */
+policy: Policy | null, cloud_paused: boolean, 
+/**
+ * The quick-ask shortcut (Tauri's accelerator syntax); None = the default.
+ */
+shortcut: string | null, 
+/**
+ * Start the local gateway with the app.
+ */
+gateway: boolean, 
+/**
+ * The model chosen in Settings for the next start (`TANDEM_MODEL` still wins).
+ */
+model: string | null, 
+/**
+ * macOS: live in the menu bar only (no Dock icon); applied at the next start.
+ */
+menu_bar_only: boolean, };
+
+export type Folder = { path: string, sensitive: boolean, include?: Array<string>, exclude?: Array<string>, };
+
+export type PassStats = { seen: number, indexed: number, unchanged: number, failed: number, removed: number, };
+
+export type IndexStatus = { files: number, indexed: number, failed: number, queued: number, chunks: number, by_verdict: { [key in string]: number }, failures: Array<[string, string]>, };
+
+export type FoldersView = { folders: Array<Folder>, status: IndexStatus, };
+
+export type IndexEvent = { "state": "progress", stats: PassStats, } | { "state": "done", stats: PassStats, } | { "state": "failed", error: CommandError, };
+
+export type ModelView = { name: string, parameters_b: number, quantization: string, size: number, license: string, installed: boolean, fits: boolean, est_decode_tok_s: number | null, reason: string, 
+/**
+ * Loaded now.
+ */
+loaded: boolean, 
+/**
+ * Chosen for the next start (differs from `loaded` until a restart).
+ */
+chosen: boolean, };
+
+export type FetchProgress = { "stage": "downloading", done_bytes: number, total_bytes: number | null, } | { "stage": "verifying" } | { "stage": "optimizing", to: string, };
+
+export type HardwareReport = { os: string, arch: string, cpu: CpuInfo, memory: MemoryInfo, gpus: Array<GpuInfo>, npus: Array<NpuInfo>, power: PowerInfo, };
+
+export type CpuInfo = { brand: string, physical_cores: number, logical_cores: number, 
+/**
+ * Hybrid CPUs only (Intel P/E, Apple performance/efficiency clusters).
+ */
+performance_cores: number | null, efficiency_cores: number | null, simd: SimdFeatures, };
+
+export type SimdFeatures = { avx2: boolean, avx512f: boolean, fma: boolean, f16c: boolean, neon: boolean, 
+/**
+ * Whether this binary was compiled to use AVX2/FMA (see .cargo/config.toml):
+ * candle picks its quantized kernels at compile time, so a CPU with AVX2 running
+ * a build without it is ~3x slower.
+ */
+build_uses_avx2: boolean, };
+
+export type MemoryInfo = { total_bytes: number, available_bytes: number, };
+
+export type GpuInfo = { vendor: string, name: string, 
+/**
+ * Dedicated memory; `None` where the OS does not expose it (integrated GPUs).
+ */
+vram_bytes: number | null, 
+/**
+ * Shares system memory with the CPU (Apple Silicon, most integrated GPUs).
+ */
+unified_memory: boolean, 
+/**
+ * For unified memory: how much a GPU workload may use (Metal's recommended
+ * working set, or an estimate of it).
+ */
+working_set_bytes: number | null, 
+/**
+ * `drm` (Linux sysfs), `nvml`, `macos`.
+ */
+source: string, };
+
+export type NpuInfo = { vendor: string, name: string, driver: string, tops: number | null, 
+/**
+ * How Tandem uses (or cannot use) it, in words.
+ */
+usage: string, };
+
+export type PowerSource = "ac" | "battery" | "unknown";
+
+export type PowerInfo = { source: PowerSource, battery_percent: number | null, };
+
+export type BaseInfo = { os: string, arch: string, cpu: CpuInfo, memory: MemoryInfo, 
+/**
+ * Only on macOS: what sysctl says.
+ */
+apple: AppleInfo | null, 
+/**
+ * NVIDIA GPUs as NVML reports them (empty without the driver's library).
+ */
+nvml_gpus: Array<GpuInfo>, };
+
+export type AppleInfo = { chip: string, apple_silicon: boolean, };
+
+export type CapabilityTier = "tiny" | "small" | "medium" | "large";
+
+export type ComputeDevice = "cpu" | "metal" | "cuda";
+
+export type BuildCaps = { cuda: boolean, metal: boolean, };
+
+export type ModelFit = { name: string, parameters_b: number, tier: CapabilityTier, fits: boolean, required_bytes: number, planned_context: number, 
+/**
+ * Rough planning estimate, `None` where there is no basis for one.
+ */
+est_decode_tok_s: number | null, reason: string, };
+
+export type Recommendation = { schema_version: number, device: ComputeDevice, threads: number, memory_budget_bytes: number, 
+/**
+ * The largest model that fits and decodes at a usable speed.
+ */
+recommended_model: string | null, 
+/**
+ * Tier of the recommended model (what this machine can do locally).
+ */
+tier: CapabilityTier, models: Array<ModelFit>, notes: Array<string>, };
+
+export type HardwareProbe = { hardware: HardwareReport, recommendation: Recommendation, };
+
