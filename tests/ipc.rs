@@ -389,3 +389,127 @@ fn the_model_card_lists_the_manifest_and_remembers_a_choice() {
             .unwrap();
     assert_eq!(prefs["model"], "smollm2-135m-instruct");
 }
+
+/// Waits (up to 20 s) until `f` holds.
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let t = std::time::Instant::now();
+    while !f() {
+        assert!(t.elapsed().as_secs() < 20, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The commands behind native dialogs, with the dialog's answer queued in advance (nothing
+/// can click a native dialog here): picked files become chips, a picked folder is watched,
+/// the export writes every ledger entry; a cancelled dialog changes nothing.
+#[test]
+fn dialog_commands_run_on_the_chosen_paths() {
+    let (app, window) = app();
+    let state = app.state::<AppState>().inner().clone();
+    let answer = |p: Option<&std::path::Path>| {
+        state
+            .dialog_answers
+            .lock()
+            .unwrap()
+            .push_back(p.map(|p| p.to_path_buf()));
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let statement = dir.path().join("statement.txt");
+    std::fs::write(
+        &statement,
+        "Pay rent to DE89 3704 0044 0532 0130 00 by Friday.",
+    )
+    .unwrap();
+    answer(Some(&statement));
+    assert_eq!(call(&window, "pick_files", serde_json::json!({})), 1);
+    wait_until("the picked file to be staged", || {
+        state
+            .staged
+            .lock()
+            .unwrap()
+            .values()
+            .any(|a| a.name == "statement.txt")
+    });
+    answer(None);
+    assert_eq!(call(&window, "pick_files", serde_json::json!({})), 0);
+
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(docs.path().join("lab.txt"), "Blood test results for March.").unwrap();
+    answer(Some(docs.path()));
+    let f = call(
+        &window,
+        "add_folder",
+        serde_json::json!({ "sensitive": true }),
+    );
+    assert_eq!(f["sensitive"], true, "{f}");
+    let listed = call(&window, "folders", serde_json::json!({}));
+    assert!(
+        listed["folders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["path"] == f["path"]),
+        "{listed}"
+    );
+    answer(None);
+    assert!(call(
+        &window,
+        "add_folder",
+        serde_json::json!({ "sensitive": false })
+    )
+    .is_null());
+
+    let out = dir.path().join("ledger.json");
+    answer(Some(&out));
+    let path = call(&window, "export_ledger", serde_json::json!({}));
+    assert_eq!(path, serde_json::json!(out.display().to_string()));
+    let exported: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let entries = call(&window, "ledger", serde_json::json!({}))["entries"].clone();
+    assert_eq!(
+        exported.as_array().unwrap().len(),
+        entries.as_array().unwrap().len()
+    );
+    answer(None);
+    assert!(call(&window, "export_ledger", serde_json::json!({})).is_null());
+}
+
+/// Menu-bar-only is remembered; "Open in Tandem" brings the main window its conversation;
+/// hide_quick is harmless before quick ask exists; ui_ready answers the time since launch.
+#[test]
+fn window_chores_and_the_menu_bar_switch() {
+    use tauri::Listener;
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (_app, window) = app_in(dir.path());
+        assert_eq!(
+            call(
+                &window,
+                "set_menu_bar_only",
+                serde_json::json!({ "enabled": true })
+            ),
+            true
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        window.listen("tandem://open-conversation", move |e| {
+            let _ = tx.send(e.payload().to_string());
+        });
+        assert!(call(
+            &window,
+            "open_main",
+            serde_json::json!({ "conversation": "c-42" })
+        )
+        .is_null());
+        assert_eq!(
+            rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(),
+            "\"c-42\""
+        );
+        assert!(call(&window, "hide_quick", serde_json::json!({})).is_null());
+        assert!(call(&window, "ui_ready", serde_json::json!({})).is_u64());
+    }
+    let (_app, window) = app_in(dir.path());
+    assert_eq!(
+        call(&window, "get_settings", serde_json::json!({}))["menu_bar_only"],
+        true
+    );
+}

@@ -1,7 +1,7 @@
 //! Shared state of the shell: settings, the event bus, and the core's parts, each opened once
 //! on first use (or at startup, in the background) and kept for the app's lifetime.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -119,6 +119,9 @@ pub struct AppState {
     pub gateway: Arc<tokio::sync::Mutex<Option<GatewayRun>>>,
     /// One indexing pass at a time (two writers would fight over the index database).
     pub indexing: Arc<tokio::sync::Mutex<()>>,
+    /// Answers for the native file dialogs given in advance (tests, where no dialog can be
+    /// clicked); when empty the dialog plugin asks the user.
+    pub dialog_answers: Arc<Mutex<VecDeque<Option<PathBuf>>>>,
 }
 
 /// Opens a part once (on a blocking thread: each opens files); a failure is remembered too.
@@ -160,6 +163,7 @@ impl AppState {
             runs: Arc::new(Mutex::new(HashMap::new())),
             gateway: Arc::new(tokio::sync::Mutex::new(None)),
             indexing: Arc::new(tokio::sync::Mutex::new(())),
+            dialog_answers: Arc::new(Mutex::new(VecDeque::new())),
         }
     }
 

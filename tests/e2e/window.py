@@ -10,7 +10,7 @@ real cloud provider on 127.0.0.1 (tests/e2e/loopback.py, OpenAI wire format). In
   4. with Pause cloud switched on, the same kind of question stays on the device (the provider
      receives nothing more);
   5. the ledger tab lists the last outbound payload;
-  6. the global shortcut opens quick ask, which answers with a route badge.
+  6. the global shortcut opens quick ask, which answers with a route badge; Esc hides it.
 Screenshots of each screen are kept in <target>/e2e/ (docs/screenshots/ holds copies).
 
 Usage: window.py /abs/path/to/tandem-app
@@ -237,6 +237,11 @@ quality = 100
             raise
         time.sleep(0.5)
         subprocess.run(["import", "-window", "root", os.path.join(OUT, "quick.png")], env=env, check=True)
+        # Esc hides quick ask (the page asks the shell: hide_quick).
+        xdo("key", "Escape")
+        wait_for("quick ask to hide", lambda: subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Tandem quick ask"],
+                                                            env=env, capture_output=True).returncode != 0, timeout=10, every=0.2)
+        print("e2e: Esc hid quick ask")
         print("e2e: ok, screenshots in", OUT)
     finally:
         try:

@@ -10,7 +10,6 @@ use tandem_core::extract::Limits;
 use tandem_core::host;
 use tandem_core::sensitivity::{Provenance, Verdict};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use tauri_plugin_dialog::DialogExt;
 
 use super::CommandError;
 use crate::AppState;
@@ -102,18 +101,9 @@ pub async fn stage_all<R: Runtime>(app: AppHandle<R>, window: String, paths: Vec
 pub async fn pick_files<R: Runtime>(
     app: AppHandle<R>,
     window: tauri::Window<R>,
+    state: State<'_, AppState>,
 ) -> Result<usize, CommandError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().pick_files(move |p| {
-        let _ = tx.send(p);
-    });
-    let paths: Vec<PathBuf> = rx
-        .await
-        .map_err(super::internal)?
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|p| p.into_path().ok())
-        .collect();
+    let paths = super::ask_dialog(&app, &state, super::Dialog::Files).await?;
     let n = paths.len();
     tauri::async_runtime::spawn(stage_all(app, window.label().to_string(), paths));
     Ok(n)

@@ -8,7 +8,6 @@ use serde::Serialize;
 use tandem_core::extract::Limits;
 use tandem_core::index::{Folder, Folders, Index, PassStats, Status};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use tauri_plugin_dialog::DialogExt;
 
 use super::{bad_input, internal, CommandError};
 use crate::AppState;
@@ -105,14 +104,13 @@ pub async fn add_folder<R: Runtime>(
     state: State<'_, AppState>,
     sensitive: bool,
 ) -> Result<Option<Folder>, CommandError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().pick_folder(move |p| {
-        let _ = tx.send(p);
-    });
-    let Some(path) = rx.await.map_err(internal)? else {
+    let Some(path) = super::ask_dialog(&app, &state, super::Dialog::Folder)
+        .await?
+        .pop()
+    else {
         return Ok(None);
     };
-    let folder = add_path(&state, path.into_path().map_err(internal)?, sensitive).await?;
+    let folder = add_path(&state, path, sensitive).await?;
     tauri::async_runtime::spawn(index_pass(app));
     Ok(Some(folder))
 }

@@ -4,7 +4,6 @@
 use serde::Serialize;
 use tandem_core::ledger::{LedgerEntry, Totals};
 use tauri::{AppHandle, Runtime, State};
-use tauri_plugin_dialog::DialogExt;
 
 use super::{internal, CommandError};
 use crate::AppState;
@@ -36,18 +35,12 @@ pub async fn export_ledger<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
 ) -> Result<Option<String>, CommandError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog()
-        .file()
-        .set_file_name("tandem-ledger.json")
-        .add_filter("JSON", &["json"])
-        .save_file(move |p| {
-            let _ = tx.send(p);
-        });
-    let Some(path) = rx.await.map_err(internal)? else {
+    let Some(path) = super::ask_dialog(&app, &state, super::Dialog::SaveLedger)
+        .await?
+        .pop()
+    else {
         return Ok(None);
     };
-    let path = path.into_path().map_err(internal)?;
     let entries = state.ledger().await?.list(usize::MAX >> 1).await?;
     let p = path.clone();
     tauri::async_runtime::spawn_blocking(move || {

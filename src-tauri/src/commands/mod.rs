@@ -27,6 +27,56 @@ pub(crate) fn bad_input(message: impl Into<String>) -> CommandError {
     }
 }
 
+/// Which native dialog to open.
+pub(crate) enum Dialog {
+    /// Files to attach (one at a time when the answer is given in advance).
+    Files,
+    Folder,
+    /// Where to save the ledger export.
+    SaveLedger,
+}
+
+/// The paths the user chose in a native dialog (empty when cancelled). An answer queued in
+/// `AppState::dialog_answers` is taken instead of asking, so tests drive every command after
+/// the dialog for real.
+pub(crate) async fn ask_dialog<R: tauri::Runtime>(
+    app: &tauri::AppHandle<R>,
+    state: &crate::AppState,
+    which: Dialog,
+) -> Result<Vec<std::path::PathBuf>, CommandError> {
+    use tauri_plugin_dialog::DialogExt;
+    let queued = state
+        .dialog_answers
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop_front();
+    if let Some(answer) = queued {
+        return Ok(answer.into_iter().collect());
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let files = app.dialog().file();
+    match which {
+        Dialog::Files => files.pick_files(move |p| {
+            let _ = tx.send(p.unwrap_or_default());
+        }),
+        Dialog::Folder => files.pick_folder(move |p| {
+            let _ = tx.send(p.into_iter().collect());
+        }),
+        Dialog::SaveLedger => files
+            .set_file_name("tandem-ledger.json")
+            .add_filter("JSON", &["json"])
+            .save_file(move |p| {
+                let _ = tx.send(p.into_iter().collect());
+            }),
+    }
+    Ok(rx
+        .await
+        .map_err(internal)?
+        .into_iter()
+        .filter_map(|p| p.into_path().ok())
+        .collect())
+}
+
 /// An id for chips and tasks: random, plus a counter so ids stay unique even if the OS
 /// random source were to fail.
 pub(crate) fn new_id() -> String {
