@@ -336,8 +336,7 @@ impl Orchestrator {
             max_tokens: opts.max_tokens.max(1),
             temperature: opts.temperature,
         };
-        let started = Instant::now();
-        let energy_start = rapl_uj();
+        let clock = LocalClock::start();
         let mut stream = local.generate(req)?;
         while let Some(ev) = stream.next().await {
             match ev? {
@@ -346,15 +345,8 @@ impl Orchestrator {
                     send(tx, RunEvent::Text { text }).await;
                 }
                 StreamEvent::Done { metrics } => {
-                    self.account_local(
-                        local.as_ref(),
-                        opts,
-                        &metrics,
-                        started,
-                        energy_start,
-                        summary,
-                    )
-                    .await;
+                    self.account_local(local.as_ref(), opts, &metrics, clock, summary)
+                        .await;
                     return Ok(());
                 }
             }
@@ -368,10 +360,13 @@ impl Orchestrator {
         local: &dyn LocalEngine,
         opts: &RunOptions,
         metrics: &crate::local::GenerationMetrics,
-        started: Instant,
-        energy_start: Option<u64>,
+        clock: LocalClock,
         summary: &mut Summary,
     ) {
+        let LocalClock {
+            started,
+            energy_start,
+        } = clock;
         let tokens = (metrics.prompt_tokens + metrics.completion_tokens) as u64;
         summary.local_tokens += tokens;
         summary.prompt_tokens += metrics.prompt_tokens as u64;
@@ -488,7 +483,7 @@ impl Orchestrator {
                     max_tokens: 128,
                     temperature: None,
                 };
-                let (started, energy_start) = (Instant::now(), rapl_uj());
+                let clock = LocalClock::start();
                 let fail = |e: crate::local::LocalError| Failure::new(e.code(), e);
                 let (out, metrics) = local
                     .generate(req)
@@ -496,15 +491,8 @@ impl Orchestrator {
                     .collect_text()
                     .await
                     .map_err(fail)?;
-                self.account_local(
-                    local.as_ref(),
-                    opts,
-                    &metrics,
-                    started,
-                    energy_start,
-                    summary,
-                )
-                .await;
+                self.account_local(local.as_ref(), opts, &metrics, clock, summary)
+                    .await;
                 let out = out.trim();
                 if !out.is_empty() && !out.eq_ignore_ascii_case("none") {
                     findings.push(format!("- {} part {}: {out}", a.name, i + 1));
@@ -752,6 +740,22 @@ async fn emit(
     if show {
         summary.text.push_str(&text);
         send(tx, RunEvent::Text { text }).await;
+    }
+}
+
+/// When a local generation started, and the package energy counter then (when readable).
+#[derive(Clone, Copy)]
+struct LocalClock {
+    started: Instant,
+    energy_start: Option<u64>,
+}
+
+impl LocalClock {
+    fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            energy_start: rapl_uj(),
+        }
     }
 }
 
