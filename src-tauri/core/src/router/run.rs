@@ -416,24 +416,15 @@ impl Orchestrator {
                 "reading the private documents needs the local model",
             ));
         };
-        let mut turns: Vec<Turn> = task
-            .history
-            .iter()
-            .map(|m| Turn::new(m.role, m.content.clone()))
-            .collect();
-        turns.push(Turn {
-            role: Role::User,
-            parts: super::cloud_plans_parts(task, plan),
-        });
-        let draft = Draft {
-            task: opts.task_id.clone(),
-            agent: agent.clone(),
-            system: Some(super::PLANNER_ROLE.to_string()),
-            turns,
-            max_tokens: Some(300),
-            temperature: opts.temperature,
-            reasons: plan.reasons.clone(),
-        };
+        let draft = draft_of(
+            task,
+            plan,
+            opts,
+            agent,
+            super::PLANNER_ROLE.to_string(),
+            super::cloud_plans_parts(task, plan),
+            300,
+        );
         let reply = self
             .ask_cloud(draft, task, opts, agent, key, tx, summary, false)
             .await?;
@@ -597,24 +588,16 @@ impl Orchestrator {
                 }
             }
         }
-        let mut turns: Vec<Turn> = task
-            .history
-            .iter()
-            .map(|m| Turn::new(m.role, m.content.clone()))
-            .collect();
-        turns.push(Turn {
-            role: Role::User,
+        let system = self.catalog.role_of(agent).to_string();
+        let draft = draft_of(
+            task,
+            plan,
+            opts,
+            agent,
+            system,
             parts,
-        });
-        let draft = Draft {
-            task: opts.task_id.clone(),
-            agent: agent.clone(),
-            system: Some(self.catalog.role_of(agent).to_string()),
-            turns,
-            max_tokens: Some(opts.max_tokens as u32),
-            temperature: opts.temperature,
-            reasons: plan.reasons.clone(),
-        };
+            opts.max_tokens as u32,
+        );
         self.ask_cloud(draft, task, opts, agent, key, tx, summary, true)
             .await
             .map(|_| ())
@@ -740,6 +723,37 @@ async fn emit(
     if show {
         summary.text.push_str(&text);
         send(tx, RunEvent::Text { text }).await;
+    }
+}
+
+/// The request for a cloud step: the conversation so far, then the user's turn made of
+/// `parts` (the sanitizer treats each on its own terms).
+fn draft_of(
+    task: &Task,
+    plan: &Plan,
+    opts: &RunOptions,
+    agent: &Agent,
+    system: String,
+    parts: Vec<(String, Provenance)>,
+    max_tokens: u32,
+) -> Draft {
+    let mut turns: Vec<Turn> = task
+        .history
+        .iter()
+        .map(|m| Turn::new(m.role, m.content.clone()))
+        .collect();
+    turns.push(Turn {
+        role: Role::User,
+        parts,
+    });
+    Draft {
+        task: opts.task_id.clone(),
+        agent: agent.clone(),
+        system: Some(system),
+        turns,
+        max_tokens: Some(max_tokens),
+        temperature: opts.temperature,
+        reasons: plan.reasons.clone(),
     }
 }
 
