@@ -266,12 +266,18 @@ impl Orchestrator {
                 self.run_local(&task, &opts, &tx, &mut summary).await?;
             }
             (_, Ok((agent, key))) => {
+                let call = CloudCall {
+                    task: &task,
+                    plan: &plan,
+                    opts: &opts,
+                    agent: &agent,
+                    key: &key,
+                    tx: &tx,
+                };
                 let ran = if plan.strategy == Some(Strategy::CloudPlans) {
-                    self.run_cloud_plans(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
-                        .await
+                    self.run_cloud_plans(call, &mut summary).await
                 } else {
-                    self.run_cloud(&task, &plan, &opts, &agent, &key, &tx, &mut summary)
-                        .await
+                    self.run_cloud(call, &mut summary).await
                 };
                 if let Err(why) = ran {
                     // Without a local model there is nothing to fall back to: the host gets
@@ -399,17 +405,19 @@ impl Orchestrator {
     /// task and the private documents' structure; the local model follows them over each part
     /// of each private document, then answers from its findings. The findings come from
     /// private material, so they are combined on the device and never sent.
-    #[allow(clippy::too_many_arguments)]
     async fn run_cloud_plans(
         &self,
-        task: &Task,
-        plan: &Plan,
-        opts: &RunOptions,
-        agent: &Agent,
-        key: &str,
-        tx: &mpsc::Sender<RunEvent>,
+        call: CloudCall<'_>,
         summary: &mut Summary,
     ) -> Result<(), Failure> {
+        let CloudCall {
+            task,
+            plan,
+            opts,
+            agent,
+            tx,
+            ..
+        } = call;
         let Some(local) = self.local.clone() else {
             return Err(Failure::new(
                 "router.no_local",
@@ -425,9 +433,7 @@ impl Orchestrator {
             super::cloud_plans_parts(task, plan),
             300,
         );
-        let reply = self
-            .ask_cloud(draft, task, opts, agent, key, tx, summary, false)
-            .await?;
+        let reply = self.ask_cloud(draft, call, summary, false).await?;
         let steps = instructions(&reply).unwrap_or_else(|| format!("1. {}", task.prompt));
         let mut findings = Vec::new();
         for a in task
@@ -538,17 +544,15 @@ impl Orchestrator {
         Some(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn run_cloud(
-        &self,
-        task: &Task,
-        plan: &Plan,
-        opts: &RunOptions,
-        agent: &Agent,
-        key: &str,
-        tx: &mpsc::Sender<RunEvent>,
-        summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    async fn run_cloud(&self, call: CloudCall<'_>, summary: &mut Summary) -> Result<(), Failure> {
+        let CloudCall {
+            task,
+            plan,
+            opts,
+            agent,
+            tx,
+            ..
+        } = call;
         // The user's turn: the prompt, each attachment on its own terms, and abstracts the local
         // model wrote of the private ones. The sanitizer sees every part.
         let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
@@ -598,27 +602,28 @@ impl Orchestrator {
             parts,
             opts.max_tokens as u32,
         );
-        self.ask_cloud(draft, task, opts, agent, key, tx, summary, true)
-            .await
-            .map(|_| ())
+        self.ask_cloud(draft, call, summary, true).await.map(|_| ())
     }
 
     /// Sanitizes `draft`, sends it through the egress guard and reads the reply with the
     /// placeholders restored, accounting tokens, cost and energy. With `show` the reply is the
     /// answer (streamed as text events into the summary); without, it is an intermediate
     /// result (a plan) the caller uses. Returns the restored reply.
-    #[allow(clippy::too_many_arguments)]
     async fn ask_cloud(
         &self,
         draft: Draft,
-        task: &Task,
-        opts: &RunOptions,
-        agent: &Agent,
-        key: &str,
-        tx: &mpsc::Sender<RunEvent>,
+        call: CloudCall<'_>,
         summary: &mut Summary,
         show: bool,
     ) -> Result<String, Failure> {
+        let CloudCall {
+            task,
+            opts,
+            agent,
+            key,
+            tx,
+            ..
+        } = call;
         let mut out = String::new();
         let sanitizer = self.sanitizer.clone();
         let (req, mut pz) = tokio::task::spawn_blocking(move || {
@@ -724,6 +729,17 @@ async fn emit(
         summary.text.push_str(&text);
         send(tx, RunEvent::Text { text }).await;
     }
+}
+
+/// What every cloud step of a task works with.
+#[derive(Clone, Copy)]
+struct CloudCall<'a> {
+    task: &'a Task,
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    agent: &'a Agent,
+    key: &'a str,
+    tx: &'a mpsc::Sender<RunEvent>,
 }
 
 /// The request for a cloud step: the conversation so far, then the user's turn made of
