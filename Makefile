@@ -52,6 +52,7 @@ bench:
 	@bench/index.sh
 	@bench/app_startup.sh
 	@bench/app_memory.sh
+	@bench/app_responsive.py
 
 # Packages: the release build takes ~25 min cold on 2 cores; the debug one reuses `make run`'s.
 deb: setup
