@@ -14,6 +14,7 @@ use tandem_core::host::{self, Assembled};
 use tandem_core::ledger::Ledger;
 use tandem_core::local::{self, LocalEngine, LocalError};
 use tandem_core::router::{Attachment, Policy};
+use tandem_core::secrets::Keys;
 use tandem_core::sensitivity::Scanner;
 use tokio::sync::{oneshot, OnceCell};
 
@@ -109,6 +110,9 @@ pub struct AppState {
     scanner: Arc<OnceCell<Result<Arc<Scanner>, ErrorInfo>>>,
     ledger: Arc<OnceCell<Result<Ledger, ErrorInfo>>>,
     conversations: Arc<OnceCell<Result<Conversations, ErrorInfo>>>,
+    /// The key store, shared by Settings' key commands and the orchestrator; kept once it
+    /// opened (a keychain that was locked or absent at first is tried again next time).
+    keys: Arc<Mutex<Option<Keys>>>,
     /// Rebuilt after the providers change (the catalog is read when assembling).
     assembled: Arc<tokio::sync::Mutex<Option<Arc<Assembled>>>>,
     pub prefs: Arc<Mutex<Prefs>>,
@@ -157,6 +161,7 @@ impl AppState {
             scanner: Arc::new(OnceCell::new()),
             ledger: Arc::new(OnceCell::new()),
             conversations: Arc::new(OnceCell::new()),
+            keys: Arc::new(Mutex::new(None)),
             assembled: Arc::new(tokio::sync::Mutex::new(None)),
             prefs: Arc::new(Mutex::new(prefs)),
             staged: Arc::new(Mutex::new(HashMap::new())),
@@ -172,6 +177,26 @@ impl AppState {
             RawConfig::load()?.validate()?,
             DataPaths::from_env(),
         ))
+    }
+
+    /// Uses `keys` instead of the OS keychain (tests: a `MemoryStore`).
+    pub fn with_keys(self, keys: Keys) -> Self {
+        *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = Some(keys);
+        self
+    }
+
+    /// The key store: the OS keychain, opened on a blocking thread (it talks to D-Bus).
+    pub async fn keys(&self) -> Keys {
+        if let Some(k) = self.keys.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            return k;
+        }
+        let keys = tokio::task::spawn_blocking(Keys::os)
+            .await
+            .unwrap_or_else(|e| Keys::unavailable(e.to_string()));
+        if keys.store().is_ok() {
+            *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = Some(keys.clone());
+        }
+        keys
     }
 
     pub fn prefs(&self) -> Prefs {
@@ -267,6 +292,7 @@ impl AppState {
                 &self.settings,
                 self.scanner().await?,
                 self.ledger().await?,
+                self.keys().await,
                 local,
             )
             .await?;

@@ -10,13 +10,24 @@ pub type MockWindow = tauri::WebviewWindow<tauri::test::MockRuntime>;
 
 /// The app on the mock runtime with the real small model and every data file in `dir`.
 pub fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
+    app_with(state_in(
+        dir,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/models").as_ref(),
+    ))
+}
+
+/// The app's state with the models (manifest and weights) in `models` and data files in `dir`.
+pub fn state_in(dir: &std::path::Path, models: &std::path::Path) -> tandem_app::AppState {
     let raw = tandem_core::config::RawConfig {
-        models_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/models").into()),
+        models_dir: Some(models.into()),
         threads: Some(2),
         ..Default::default()
     };
-    let state =
-        tandem_app::AppState::new(raw.validate().unwrap(), tandem_app::DataPaths::under(dir));
+    tandem_app::AppState::new(raw.validate().unwrap(), tandem_app::DataPaths::under(dir))
+}
+
+/// The app on the mock runtime around `state`, with its main window.
+pub fn app_with(state: tandem_app::AppState) -> (MockApp, MockWindow) {
     let app = tandem_app::build(tauri::test::mock_builder(), state)
         .build(tauri::test::mock_context(tauri::test::noop_assets()))
         .unwrap();

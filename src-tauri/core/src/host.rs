@@ -99,24 +99,26 @@ pub async fn assemble(
     let ledger = tokio::task::spawn_blocking(move || Ledger::open(&path))
         .await
         .map_err(joined)??;
-    assemble_with(settings, scanner, ledger, local).await
+    let keys = tokio::task::spawn_blocking(Keys::os)
+        .await
+        .map_err(joined)?;
+    assemble_with(settings, scanner, ledger, keys, local).await
 }
 
-/// `assemble` with a scanner and ledger the host already holds (the app opens both before
-/// the model has loaded, for dropped files and the ledger view).
+/// `assemble` with a scanner, ledger and key store the host already holds (the app opens
+/// them before the model has loaded, for dropped files, the ledger view and Settings; its
+/// key commands and the orchestrator then share one store).
 pub async fn assemble_with(
     settings: &Settings,
     scanner: Arc<Scanner>,
     ledger: Ledger,
+    keys: Keys,
     local: Result<Arc<dyn LocalEngine>, LocalError>,
 ) -> Result<Assembled, HostError> {
     let mut notices: Vec<String> = scanner.notices().to_vec();
     let catalog = tokio::task::spawn_blocking(Catalog::load)
         .await
         .map_err(joined)??;
-    let keys = tokio::task::spawn_blocking(Keys::os)
-        .await
-        .map_err(joined)?;
     if let Err(e) = keys.store() {
         notices.push(format!(
             "no keychain ({e}): only TANDEM_KEY_* variables are read"

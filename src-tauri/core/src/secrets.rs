@@ -255,10 +255,15 @@ impl Keys {
     pub fn os() -> Self {
         match KeyringStore::open() {
             Ok(s) => Self::new(Arc::new(s)),
-            Err(e) => Self {
-                store: None,
-                unavailable: Some(e.to_string()),
-            },
+            Err(e) => Self::unavailable(e.to_string()),
+        }
+    }
+
+    /// No store (environment variables only); `why` is shown in the notice.
+    pub fn unavailable(why: String) -> Self {
+        Self {
+            store: None,
+            unavailable: Some(why),
         }
     }
 

@@ -7,7 +7,7 @@ use tandem_core::cloud::agents::{self, Agent, Catalog, ProviderConfig};
 use tandem_core::cloud::Wire;
 use tandem_core::gateway::{self, token, Gateway, Limits};
 use tandem_core::router::Policy;
-use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
+use tandem_core::secrets::{self, ApiKey, KeySource};
 use tauri::State;
 
 use super::{internal, CommandError};
@@ -47,10 +47,10 @@ pub struct GatewayView {
 
 #[tauri::command]
 pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, CommandError> {
+    let keys = state.keys().await;
     let (providers, keychain_error) =
-        tauri::async_runtime::spawn_blocking(|| -> Result<_, CommandError> {
+        tauri::async_runtime::spawn_blocking(move || -> Result<_, CommandError> {
             let catalog = Catalog::load()?;
-            let keys = Keys::os();
             let err = keys.store().err().map(|e| e.to_string());
             let list = catalog
                 .providers
@@ -130,21 +130,24 @@ pub async fn set_key(
 ) -> Result<(), CommandError> {
     secrets::check_name(&provider)?;
     let key = ApiKey::new(&key)?;
+    let keys = state.keys().await;
+    // Keys are read per question from this same store, so nothing to rebuild.
     tauri::async_runtime::spawn_blocking(move || -> Result<(), CommandError> {
-        Ok(Keys::os().store()?.set(&provider, &key)?)
+        Ok(keys.store()?.set(&provider, &key)?)
     })
     .await
-    .map_err(internal)??;
-    // Keys are read per question, so nothing to rebuild; the list shows it on the next load.
-    let _ = state;
-    Ok(())
+    .map_err(internal)?
 }
 
 #[tauri::command]
-pub async fn delete_key(provider: String) -> Result<bool, CommandError> {
+pub async fn delete_key(
+    state: State<'_, AppState>,
+    provider: String,
+) -> Result<bool, CommandError> {
     secrets::check_name(&provider)?;
+    let keys = state.keys().await;
     tauri::async_runtime::spawn_blocking(move || -> Result<bool, CommandError> {
-        Ok(Keys::os().store()?.delete(&provider)?)
+        Ok(keys.store()?.delete(&provider)?)
     })
     .await
     .map_err(internal)?
@@ -168,6 +171,7 @@ pub async fn add_provider(
         .filter(|k| !k.trim().is_empty())
         .map(|k| ApiKey::new(&k))
         .transpose()?;
+    let keys = state.keys().await;
     tauri::async_runtime::spawn_blocking(move || -> Result<(), CommandError> {
         let agent = model
             .filter(|m| !m.trim().is_empty())
@@ -180,7 +184,7 @@ pub async fn add_provider(
         };
         agents::add_to_user_file(&agents::user_file(), provider, agent)?;
         if let Some(k) = key {
-            Keys::os().store()?.set(&name, &k)?;
+            keys.store()?.set(&name, &k)?;
         }
         Ok(())
     })
@@ -223,8 +227,8 @@ pub async fn start_gateway(state: &AppState, port: u16) -> Result<GatewayView, C
         });
     }
     let parts = state.assembled().await?;
-    let (token, source) = tauri::async_runtime::spawn_blocking(|| {
-        let keys = Keys::os();
+    let keys = state.keys().await;
+    let (token, source) = tauri::async_runtime::spawn_blocking(move || {
         let store = keys.store().ok().cloned();
         token::resolve(store.as_deref(), false)
     })
