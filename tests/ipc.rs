@@ -506,10 +506,26 @@ fn window_chores_and_the_menu_bar_switch() {
         );
         assert!(call(&window, "hide_quick", serde_json::json!({})).is_null());
         assert!(call(&window, "ui_ready", serde_json::json!({})).is_u64());
+        // The quick-ask shortcut: a plain key or a made-up one is refused, a real one kept.
+        for bad in ["K", "Shift+K", "Ctrl+Nope", ""] {
+            let e = get_ipc_response(
+                &window,
+                request("set_shortcut", serde_json::json!({ "shortcut": bad })),
+            )
+            .unwrap_err();
+            assert_eq!(e["code"], "app.bad_input", "{bad}: {e}");
+        }
+        assert_eq!(
+            call(
+                &window,
+                "set_shortcut",
+                serde_json::json!({ "shortcut": " Alt+Shift+K " })
+            ),
+            "Alt+Shift+K"
+        );
     }
     let (_app, window) = app_in(dir.path());
-    assert_eq!(
-        call(&window, "get_settings", serde_json::json!({}))["menu_bar_only"],
-        true
-    );
+    let settings = call(&window, "get_settings", serde_json::json!({}));
+    assert_eq!(settings["menu_bar_only"], true);
+    assert_eq!(settings["shortcut"], "Alt+Shift+K", "kept across restarts");
 }

@@ -104,6 +104,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::settings::set_policy,
             commands::settings::set_menu_bar_only,
             commands::settings::set_cloud_paused,
+            commands::settings::set_shortcut,
             commands::settings::set_key,
             commands::settings::delete_key,
             commands::settings::add_provider,

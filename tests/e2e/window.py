@@ -11,7 +11,8 @@ real cloud provider on 127.0.0.1 (tests/e2e/loopback.py, OpenAI wire format). In
      receives nothing more);
   5. the ledger tab lists the last outbound payload;
   6. the global shortcut opens quick ask, which answers with a route badge; a file dropped on
-     quick ask becomes a chip there; Esc hides it.
+     quick ask becomes a chip there; Esc hides it;
+  7. a quick-ask shortcut saved in Settings opens it at once, and the old one no longer does.
 Screenshots of each screen are kept in <target>/e2e/ (docs/screenshots/ holds copies).
 
 Usage: window.py /abs/path/to/tandem-app
@@ -186,6 +187,24 @@ def run(app, lb):
     xdo("key", "Escape")
     wait_for("quick ask to hide", lambda: not app.visible("Tandem quick ask"), timeout=10, every=0.2)
     print("e2e: Esc hid quick ask")
+
+    # 7. A new quick-ask shortcut saved in Settings works at once; the old one is let go.
+    js("document.querySelector('#tab-settings').click()")
+    js("document.querySelector('#shortcut').value='Alt+Shift+K';document.querySelector('#shortcut-form').requestSubmit()")
+    saved = wait_for("the shortcut to be saved", lambda: js(
+        "const s=document.querySelector('#shortcut-status').textContent;return s&&s!=='…'?s:null"), timeout=10)
+    print("e2e: shortcut:", saved)
+    assert saved.startswith("Saved: Alt+Shift+K"), saved
+    xdo("key", "ctrl+shift+space")
+    time.sleep(1.5)
+    assert not app.visible("Tandem quick ask"), "the old shortcut still opens quick ask"
+    xdo("key", "alt+shift+k")
+    wait_for("quick ask from the new shortcut", lambda: app.visible("Tandem quick ask"), timeout=20, every=0.2)
+    xdo("mousemove", str(int(geo["X"]) + 120), str(int(geo["Y"]) + 30))
+    time.sleep(0.3)
+    xdo("key", "Escape")
+    wait_for("quick ask to hide again", lambda: not app.visible("Tandem quick ask"), timeout=10, every=0.2)
+    print("e2e: the new shortcut opened quick ask")
     print("e2e: ok, screenshots in", OUT)
 
 

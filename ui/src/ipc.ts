@@ -45,6 +45,7 @@ export const getSettings = () => invoke<SettingsView>("get_settings");
 export const setPolicy = (policy: Policy) => invoke<Policy>("set_policy", { policy });
 export const setMenuBarOnly = (enabled: boolean) => invoke<boolean>("set_menu_bar_only", { enabled });
 export const setCloudPaused = (paused: boolean) => invoke<boolean>("set_cloud_paused", { paused });
+export const setShortcut = (shortcut: string) => invoke<string>("set_shortcut", { shortcut });
 export const setKey = (provider: string, key: string) => invoke<void>("set_key", { provider, key });
 export const deleteKey = (provider: string) => invoke<boolean>("delete_key", { provider });
 export const addProvider = (p: { name: string; wire: string; baseUrl: string; needsKey: boolean; model: string | null; key: string | null }) =>

@@ -3,7 +3,7 @@
 import * as ipc from "./ipc";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
-  chipText, errorText, formatModel, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
+  accelerator, chipText, errorText, formatModel, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
   placeholderPieces, routeLabel, savings, turnStatus,
 } from "./view";
 
@@ -326,7 +326,7 @@ function mainWindow() {
   async function loadSettings() {
     const s = await ipc.getSettings();
     $<HTMLSelectElement>("#policy").value = s.policy;
-    $<HTMLElement>("#shortcut").textContent = s.shortcut;
+    $<HTMLInputElement>("#shortcut").value = s.shortcut;
     $<HTMLInputElement>("#menu-bar-only").checked = s.menu_bar_only;
     const kerr = $<HTMLElement>("#keychain-error");
     kerr.hidden = !s.keychain_error;
@@ -420,6 +420,26 @@ function mainWindow() {
   $<HTMLInputElement>("#menu-bar-only").onchange = (ev) =>
     void ipc.setMenuBarOnly((ev.target as HTMLInputElement).checked).catch((e) => alert(errorText(e)));
   $<HTMLButtonElement>("#index-now").onclick = () => void ipc.indexNow().catch((e) => alert(errorText(e)));
+
+  // The quick-ask shortcut: keys pressed with Ctrl/Alt/Super are recorded, anything else types.
+  const shortcut = $<HTMLInputElement>("#shortcut");
+  const shortcutStatus = $<HTMLElement>("#shortcut-status");
+  shortcut.addEventListener("keydown", (ev) => {
+    const acc = accelerator(ev);
+    if (acc) { ev.preventDefault(); shortcut.value = acc; }
+  });
+  $<HTMLFormElement>("#shortcut-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    shortcutStatus.className = "hint";
+    shortcutStatus.textContent = "…";
+    ipc.setShortcut(shortcut.value).then((s) => {
+      shortcut.value = s;
+      shortcutStatus.textContent = `Saved: ${s} opens quick ask`;
+    }).catch((e) => {
+      shortcutStatus.className = "error";
+      shortcutStatus.textContent = errorText(e);
+    });
+  });
 
   $<HTMLSelectElement>("#policy").onchange = (ev) =>
     void ipc.setPolicy((ev.target as HTMLSelectElement).value as ipc.Policy).catch((e) => alert(errorText(e)));

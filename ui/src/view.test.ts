@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  chipText, errorText, formatMetrics, formatModel, formatSummary, labelCount, payloadText, pieces,
+  accelerator, chipText, errorText, formatMetrics, formatModel, formatSummary, labelCount, payloadText, pieces,
   placeholderPieces, routeLabel, savings,
 } from "./view";
 import type { LedgerEntry, Summary } from "./ipc";
@@ -78,5 +78,16 @@ describe("model card texts", async () => {
       .toBe("1.7 B · Q4_K_M · 1024 MB · ~12 tok/s here · fits");
     expect(progressText("m", { stage: "downloading", done_bytes: 52428800, total_bytes: 104857600 })).toBe("m: 50.0 of 100.0 MB (50%)");
     expect(progressText("m", { stage: "verifying" })).toBe("m: verifying sha256…");
+  });
+  it("records a pressed shortcut in the shell's accelerator syntax", () => {
+    const k = (key: string, code: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }>) =>
+      accelerator({ key, code, ctrlKey: false, altKey: false, shiftKey: false, metaKey: false, ...mods });
+    expect(k(" ", "Space", { ctrlKey: true, shiftKey: true })).toBe("Ctrl+Shift+Space");
+    expect(k("K", "KeyK", { altKey: true, shiftKey: true })).toBe("Alt+Shift+K");
+    expect(k("1", "Digit1", { metaKey: true })).toBe("Super+1");
+    expect(k("F5", "F5", { ctrlKey: true })).toBe("Ctrl+F5");
+    expect(k("Control", "ControlLeft", { ctrlKey: true })).toBeNull();
+    expect(k("a", "KeyA", {})).toBeNull();
+    expect(k("A", "KeyA", { shiftKey: true })).toBeNull();
   });
 });

@@ -188,3 +188,16 @@ export function modelText(m: ModelView): string {
   const speed = m.est_decode_tok_s ? ` · ~${m.est_decode_tok_s.toFixed(0)} tok/s here` : "";
   return `${m.parameters_b} B · ${m.quantization} · ${(m.size / 2 ** 20).toFixed(0)} MB${speed} · ${m.fits ? "fits" : "does not fit"}`;
 }
+
+/** The accelerator (Tauri's syntax) for a key pressed with Ctrl, Alt or Super held, e.g.
+ *  "Ctrl+Shift+K"; null while only modifiers are down or without one of those three (then the
+ *  key is plain typing in the field). */
+export function accelerator(e: { key: string; code: string; ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }): string | null {
+  if (!(e.ctrlKey || e.altKey || e.metaKey)) return null;
+  if (["Control", "Alt", "Shift", "Meta", "OS", "AltGraph"].includes(e.key)) return null;
+  const key = e.code.startsWith("Key") ? e.code.slice(3)
+    : e.code.startsWith("Digit") ? e.code.slice(5)
+    : e.code === "" ? e.key.toUpperCase() : e.code;
+  const mods = [e.ctrlKey && "Ctrl", e.altKey && "Alt", e.shiftKey && "Shift", e.metaKey && "Super"].filter(Boolean);
+  return [...mods, key].join("+");
+}

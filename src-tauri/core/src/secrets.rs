@@ -255,6 +255,8 @@ impl Keys {
     pub fn os() -> Self {
         match KeyringStore::open() {
             Ok(s) => Self::new(Arc::new(s)),
+            // The reason alone: `store()` wraps it in `Unavailable` again.
+            Err(SecretsError::Unavailable(why)) => Self::unavailable(why),
             Err(e) => Self::unavailable(e.to_string()),
         }
     }

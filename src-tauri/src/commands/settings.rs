@@ -10,7 +10,7 @@ use tandem_core::router::Policy;
 use tandem_core::secrets::{self, ApiKey, KeySource};
 use tauri::State;
 
-use super::{internal, CommandError};
+use super::{bad_input, internal, CommandError};
 use crate::state::GatewayRun;
 use crate::AppState;
 
@@ -90,6 +90,52 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
             .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string()),
         menu_bar_only: prefs.menu_bar_only,
     })
+}
+
+/// Changes the quick-ask shortcut (Tauri's accelerator syntax, e.g. "Alt+Shift+K"): checked,
+/// swapped live where the desktop has global shortcuts (if the new one is taken the old one
+/// stays), and kept for the next start. Returns the shortcut now in force.
+#[tauri::command]
+pub async fn set_shortcut<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: State<'_, AppState>,
+    shortcut: String,
+) -> Result<String, CommandError> {
+    use tauri::Manager;
+    use tauri_plugin_global_shortcut::{GlobalShortcut, Shortcut};
+    let text = shortcut.trim().to_string();
+    let parsed: Shortcut = text
+        .parse()
+        .map_err(|e| bad_input(format!("{text:?} is not a shortcut: {e}")))?;
+    // A key without Ctrl, Alt or Super would be taken from every other app's typing.
+    use tauri_plugin_global_shortcut::Modifiers as M;
+    if !parsed
+        .mods
+        .intersects(M::CONTROL | M::ALT | M::SUPER | M::META)
+    {
+        return Err(bad_input(format!(
+            "{text:?} needs Ctrl, Alt or Super (Cmd): a plain key would stop working in other apps"
+        )));
+    }
+    let old = state
+        .prefs()
+        .shortcut
+        .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string());
+    // The mock runtime (tests) and desktops without the plugin only keep the choice.
+    if let Some(gs) = app.try_state::<GlobalShortcut<R>>() {
+        let _ = gs.unregister(old.as_str());
+        if let Err(e) = gs.register(parsed) {
+            let _ = gs.register(old.as_str());
+            return Err(CommandError {
+                code: "app.shortcut_taken".into(),
+                message: format!("{text} cannot be used ({e}); {old} still opens quick ask"),
+            });
+        }
+    }
+    state
+        .update_prefs(|p| p.shortcut = Some(text.clone()))
+        .await;
+    Ok(text)
 }
 
 /// macOS only in effect (no Dock icon, from the next start); kept on every platform.
