@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde::Serialize;
 
 use crate::cloud::agents::Agent;
@@ -232,7 +232,8 @@ pub fn last_line_check(scanner: &Scanner, req: &SanitizedRequest) -> Option<Stri
 pub struct Egress {
     scanner: Arc<Scanner>,
     ledger: Option<Ledger>,
-    paused: AtomicBool,
+    /// Shared with a send's retry hook, which re-checks it before each new transmission.
+    paused_flag: Arc<AtomicBool>,
 }
 
 impl Egress {
@@ -240,17 +241,17 @@ impl Egress {
         Self {
             scanner,
             ledger,
-            paused: AtomicBool::new(false),
+            paused_flag: Arc::new(AtomicBool::new(false)),
         }
     }
 
     /// "Pause cloud": while set, nothing leaves.
     pub fn set_paused(&self, paused: bool) {
-        self.paused.store(paused, Ordering::SeqCst);
+        self.paused_flag.store(paused, Ordering::SeqCst);
     }
 
     pub fn paused(&self) -> bool {
-        self.paused.load(Ordering::SeqCst)
+        self.paused_flag.load(Ordering::SeqCst)
     }
 
     pub fn ledger(&self) -> Option<&Ledger> {
@@ -294,7 +295,7 @@ impl Egress {
             return Err(EgressError::Blocked(reason));
         }
         let id = match &self.ledger {
-            Some(l) => Some(l.sent(outbound).await?),
+            Some(l) => Some(l.sent(outbound.clone()).await?),
             None => None,
         };
         // The switch may have been thrown while scanning and recording.
@@ -306,7 +307,52 @@ impl Egress {
             }
             return Err(EgressError::Paused);
         }
-        let stream = match provider.stream(&req.request, key).await {
+        // One ledger row per transmission: a retry finishes the failed attempt's row and opens
+        // a new one (the same payload, sent again) just before it goes, unless Pause cloud
+        // was switched on during the back-off.
+        let current = Arc::new(std::sync::Mutex::new(id));
+        let (ledger, cur, again, paused) = (
+            self.ledger.clone(),
+            current.clone(),
+            outbound.clone(),
+            self.paused_flag.clone(),
+        );
+        let before_retry = move |e: &CloudError| {
+            let (ledger, cur, again, paused) =
+                (ledger.clone(), cur.clone(), again.clone(), paused.clone());
+            let error = e.code_string();
+            async move {
+                let Some(l) = ledger else {
+                    return !paused.load(Ordering::SeqCst);
+                };
+                let last = cur.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(id) = last {
+                    if let Err(le) = l.finish(id, None, None, None, Some(error)).await {
+                        tracing::warn!(error = %le, "could not complete a ledger record");
+                    }
+                }
+                if paused.load(Ordering::SeqCst) {
+                    return false;
+                }
+                match l.sent(again).await {
+                    Ok(id) => {
+                        *cur.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+                        true
+                    }
+                    // Never send what could not be recorded.
+                    Err(le) => {
+                        tracing::warn!(error = %le, "not retrying: the ledger refused the record");
+                        false
+                    }
+                }
+            }
+            .boxed()
+        };
+        let sent = provider
+            .stream_observed(&req.request, key, before_retry)
+            .await;
+        let id = *current.lock().unwrap_or_else(|p| p.into_inner());
+        let stream = match sent {
             Ok(s) => s,
             Err(e) => {
                 if let (Some(l), Some(id)) = (&self.ledger, id) {
@@ -314,6 +360,9 @@ impl Egress {
                     if let Err(le) = l.finish(id, None, None, None, Some(e.code_string())).await {
                         tracing::warn!(error = %le, "could not complete a ledger record");
                     }
+                }
+                if self.paused() {
+                    return Err(EgressError::Paused);
                 }
                 return Err(e.into());
             }

@@ -8,8 +8,9 @@
 //! `echo` (streams the last user message back, word by word), `normal` ("Hello, world" with
 //! keep-alives, CRLF, unknown fields and usage last), `malformed` (unreadable lines among good
 //! ones), `cut` (connection closes mid-reply), `big` (20,000 deltas), `limited` (429 with
-//! `Retry-After: 7`), `broken` (503), `overloaded` (529 / an `error` event mid-stream), `slow`
-//! (headers after 3 s); anything else is a 404 "model not found".
+//! `Retry-After: 7`), `broken` (503), `flaky` (503 for its first two requests, then "Hello,
+//! world"), `overloaded` (529 / an `error` event mid-stream), `slow` (headers after 3 s);
+//! anything else is a 404 "model not found".
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,8 @@ use serde_json::{json, Value};
 struct Shared {
     key: String,
     received: Arc<Mutex<Vec<Value>>>,
+    /// Requests for the "flaky" model so far (the first two fail).
+    flaky: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A running loopback provider; it stops with the runtime that started it.
@@ -46,6 +49,7 @@ impl Loopback {
         let shared = Shared {
             key: key.to_string(),
             received: Arc::default(),
+            flaky: Arc::default(),
         };
         let app = axum::Router::new()
             .route("/v1/chat/completions", post(openai))
@@ -106,8 +110,12 @@ enum Plan {
     Fail(Response<Body>),
 }
 
-async fn plan(model: &str, req: &Value) -> Plan {
+async fn plan(model: &str, req: &Value, flaky: &std::sync::atomic::AtomicUsize) -> Plan {
     match model {
+        "flaky" if flaky.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 => {
+            Plan::Fail(respond(503, "text/plain", ""))
+        }
+        "flaky" => Plan::Words(vec!["Hello".into(), ", world".into()], "stop"),
         "echo" => {
             let text = last_user_text(req);
             let mut words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
@@ -162,7 +170,7 @@ async fn openai(state: State<Shared>, headers: HeaderMap, body: String) -> Respo
         return json_error(401, "invalid_api_key", "Incorrect API key provided");
     }
     let model = req["model"].as_str().unwrap_or("").to_string();
-    let (words, finish) = match plan(&model, &req).await {
+    let (words, finish) = match plan(&model, &req, &state.flaky).await {
         Plan::Words(w, f) => (w, f),
         Plan::Fail(r) => return r,
     };
@@ -215,7 +223,7 @@ async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Re
         return json_error(400, "invalid_request_error", "max_tokens: Field required");
     }
     let model = req["model"].as_str().unwrap_or("").to_string();
-    let (words, finish) = match plan(&model, &req).await {
+    let (words, finish) = match plan(&model, &req, &state.flaky).await {
         Plan::Words(w, f) => (
             w,
             if f == "stop" {

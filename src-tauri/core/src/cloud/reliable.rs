@@ -120,6 +120,22 @@ impl Reliable {
 
     /// A streamed reply, with retries before its first event and timeouts throughout.
     pub async fn stream(&self, req: &CloudRequest, key: &str) -> Result<EventStream, CloudError> {
+        self.stream_observed(req, key, |_| {
+            futures::FutureExt::boxed(futures::future::ready(true))
+        })
+        .await
+    }
+
+    /// `stream`, telling `before_retry` about each failed attempt just before the request is
+    /// sent again (after the back-off pause); it answers whether to go on (egress records one
+    /// ledger row per transmission and re-checks the pause switch there). When it says no,
+    /// the failed attempt's error is returned.
+    pub async fn stream_observed(
+        &self,
+        req: &CloudRequest,
+        key: &str,
+        mut before_retry: impl FnMut(&CloudError) -> futures::future::BoxFuture<'static, bool>,
+    ) -> Result<EventStream, CloudError> {
         self.check_breaker()?;
         let permit = self
             .slots
@@ -157,6 +173,9 @@ impl Reliable {
                     self.check_breaker()?;
                     tracing::info!(provider = %name, attempt, error = %e, "retrying");
                     tokio::time::sleep(self.delay(attempt - 1, &e)).await;
+                    if !before_retry(&e).await {
+                        return Err(e);
+                    }
                 }
             }
         };

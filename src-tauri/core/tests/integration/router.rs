@@ -499,6 +499,101 @@ async fn egress_blocks_paused_and_rescan_hits_and_records_them_without_payload()
     assert_eq!((totals.sent, totals.blocked), (1, 2));
 }
 
+#[tokio::test]
+async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
+    use futures::StreamExt;
+    use tandem_core::cloud::reliable::{Policy, Reliable};
+    let lb = Loopback::start(KEY).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let guard = Egress::new(scanner(), Some(ledger.clone()));
+    let provider = |base_delay| {
+        Reliable::new(
+            tandem_core::cloud::connect(Wire::Openai, "lb", &lb.base_url()).unwrap(),
+            Policy {
+                base_delay,
+                ..Policy::default()
+            },
+        )
+    };
+    let request = |task: &str, model: &str| {
+        Sanitizer::new(scanner())
+            .sanitize(
+                Draft {
+                    task: task.into(),
+                    agent: agent(model),
+                    system: None,
+                    turns: vec![Turn::new(Role::User, "hello there")],
+                    max_tokens: None,
+                    temperature: None,
+                    reasons: vec!["test".into()],
+                },
+                &mut Pseudonymizer::new(),
+            )
+            .unwrap()
+    };
+    // Two 503s, then an answer: three transmissions, three rows with the same payload.
+    let stream = guard
+        .send(
+            request("t-flaky", "flaky"),
+            &provider(Duration::from_millis(5)),
+            KEY,
+        )
+        .await
+        .unwrap();
+    let events: Vec<_> = stream.collect().await;
+    assert!(events.iter().all(|e| e.is_ok()), "{events:?}");
+    assert_eq!(lb.received().len(), 3);
+    let mut rows: Vec<_> = ledger
+        .list(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.task == "t-flaky")
+        .collect();
+    rows.sort_by_key(|e| e.id);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows
+        .iter()
+        .all(|r| r.payload == rows[0].payload && r.bytes > 0));
+    let status: Vec<_> = rows.iter().map(|r| r.status).collect();
+    assert_eq!(status, [Status::Failed, Status::Failed, Status::Sent]);
+    assert!(
+        rows[0].error.as_deref().unwrap_or("").contains("503"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].error.is_some() && rows[2].error.is_none(),
+        "{rows:?}"
+    );
+    assert!(rows[2].tokens_out.is_some(), "{rows:?}");
+    // Pause cloud during the back-off: the retry does not go, and says why.
+    let before = lb.received().len();
+    let slow = provider(Duration::from_millis(400));
+    let (res, ()) = tokio::join!(
+        guard.send(request("t-paused", "broken"), &slow, KEY),
+        async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            guard.set_paused(true);
+        }
+    );
+    assert!(matches!(res, Err(EgressError::Paused)), "{:?}", res.err());
+    assert_eq!(
+        lb.received().len(),
+        before + 1,
+        "one transmission, no retry"
+    );
+    let rows: Vec<_> = ledger
+        .list(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.task == "t-paused")
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].status, Status::Failed, "{rows:?}");
+}
+
 struct FixedClock(i64);
 impl Clock for FixedClock {
     fn now_ms(&self) -> i64 {
