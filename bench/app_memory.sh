@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The desktop app's idle memory: start it under Xvfb, wait until the local model is
 # loaded, let it settle, then sum the resident memory (RSS and PSS) of the app and
-# its WebKit helper processes. The peer in the same run is the same app with no
-# model available (the shell and webview alone), so the model's share is visible.
+# its WebKit helper processes. Peers in the same run: the same app with no model available
+# (the shell and webview alone), so the model's share is visible; and a bare WebKitGTK window
+# with an empty page (bench/bare_webview.py), the floor any WebKitGTK app starts from.
 # RSS counts shared libraries in full in every process (WebKit, and Mesa's LLVM when there is
 # no GPU driver); PSS splits them among the processes sharing them; USS is private memory only
 # (closest to what macOS and Windows report as an app's memory).
@@ -12,9 +13,9 @@ cd "$(dirname "$0")/.."
 SETTLE="${1:-10}"
 . bench/app_common.sh
 
-measure() { # label models_dir wait_for_load
+measure() { # label models_dir wait_for_load [command]
   local log; log=$(mktemp)
-  DISPLAY=$display TANDEM_LOG=info TANDEM_MODELS_DIR="$2" "$APP" >"$log" 2>&1 & app=$!
+  DISPLAY=$display TANDEM_LOG=info TANDEM_MODELS_DIR="$2" "${4:-$APP}" >"$log" 2>&1 & app=$!
   if [ "$3" = yes ]; then
     for _ in $(seq 300); do grep -q "local model loaded" "$log" && break; sleep 0.2; done
     grep -q "local model loaded" "$log" || { echo "app_memory: the model did not load" >&2; cat "$log" >&2; exit 1; }
@@ -43,5 +44,9 @@ PY
 
 echo "| app, idle ${SETTLE} s | RSS | PSS | USS (private) | per process (RSS/PSS/USS MB) |"
 echo "|---|---|---|---|---|"
+# The floor: WebKitGTK with an empty page and no Tandem code (Debian's python3-gi, WebKit2 4.1).
+if /usr/bin/python3 -c 'import gi; gi.require_version("WebKit2", "4.1")' 2>/dev/null; then
+  measure "bare WebKitGTK window, empty page (floor peer)" "$(mktemp -d)" no "$PWD/bench/bare_webview.py"
+fi
 measure "shell + webview, no model (peer)" "$(mktemp -d)" no
 measure "with the default model loaded" "$PWD/models" yes

@@ -60,7 +60,7 @@ class Session:
     """The app on its own Xvfb display with every data file in a fresh temporary folder.
     `data` is that folder; `env` the app's environment (for xdotool and helpers)."""
 
-    def __init__(self, app, out, cloud=None, key=None, extra_env=None):
+    def __init__(self, app, out, cloud=None, key=None, extra_env=None, session_bus=False):
         self.procs = []
         self.out = out
         os.makedirs(out, exist_ok=True)
@@ -85,6 +85,8 @@ class Session:
         env.setdefault("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
         self.env = env
         try:
+            if session_bus:
+                self._bus()
             self._start(app, display, out)
         except BaseException:
             self.close()
@@ -103,6 +105,20 @@ class Session:
         caps = {"capabilities": {"alwaysMatch": {"browserName": "wry", "tauri:options": {"application": app}}}}
         self.sid = call("POST", f"{base}/session", caps)["sessionId"]
         self.s = f"{base}/session/{self.sid}"
+
+    def _bus(self):
+        """A private session bus without service activation (nothing is started on demand: no
+        keyring daemon, no portal), so the app sees a desktop's bus and the tray host only."""
+        conf = os.path.join(self.data, "session.conf")
+        with open(conf, "w") as f:
+            f.write("""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+</busconfig>""")
+        p = self.spawn(["dbus-daemon", f"--config-file={conf}", "--nofork", "--print-address=1"],
+                       stdout=subprocess.PIPE, text=True)
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = p.stdout.readline().strip()
 
     def spawn(self, argv, **kw):
         p = subprocess.Popen(argv, env=getattr(self, "env", None), **kw)
@@ -152,7 +168,7 @@ class Session:
     def close(self):
         try:
             if getattr(self, "s", None):
-                call("DELETE", self.s)
+                call("DELETE", self.s, timeout=20)
         except Exception as e:  # the app must not be orphaned; report and go on
             print("e2e: deleting the session failed:", e)
         for p in reversed(self.procs):

@@ -12,7 +12,10 @@ real cloud provider on 127.0.0.1 (tests/e2e/loopback.py, OpenAI wire format). In
   5. the ledger tab lists the last outbound payload;
   6. the global shortcut opens quick ask, which answers with a route badge; a file dropped on
      quick ask becomes a chip there; Esc hides it;
-  7. a quick-ask shortcut saved in Settings opens it at once, and the old one no longer does.
+  7. a quick-ask shortcut saved in Settings opens it at once, and the old one no longer does;
+  8. the tray menu (read and clicked over DBusMenu through a StatusNotifier host on a private
+     session bus): Pause cloud flips the page's switch and back, Quick ask shows and hides
+     quick ask, Quit closes the app.
 Screenshots of each screen are kept in <target>/e2e/ (docs/screenshots/ holds copies).
 
 Usage: window.py /abs/path/to/tandem-app
@@ -32,7 +35,11 @@ OUT = os.path.join(os.path.dirname(os.path.dirname(APP)), "e2e")
 
 def main():
     lb = Loopback(KEY)
-    app = Session(APP, OUT, cloud=cloud_toml(lb.port), key=KEY)
+    # A session bus and a tray host (tests/e2e/sni_host.py) so the tray icon exists and its
+    # menu can be clicked the way a desktop panel does.
+    app = Session(APP, OUT, cloud=cloud_toml(lb.port), key=KEY, session_bus=True)
+    app.tray = app.spawn(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "sni_host.py")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         run(app, lb)
     finally:
@@ -205,6 +212,32 @@ def run(app, lb):
     xdo("key", "Escape")
     wait_for("quick ask to hide again", lambda: not app.visible("Tandem quick ask"), timeout=10, every=0.2)
     print("e2e: the new shortcut opened quick ask")
+
+    # 8. The tray menu, clicked through the tray host (DBusMenu), as a panel does.
+    def tray(line=None):
+        if line:
+            app.tray.stdin.write(line + "\n")
+            app.tray.stdin.flush()
+        return json.loads(app.tray.stdout.readline())
+    labels = tray()
+    print("e2e: tray menu", labels)
+    assert labels.get("labels") == ["Quick ask", "Pause cloud", "Open Tandem", "Quit"], labels
+    js("document.querySelector('#tab-chat').click()")
+    paused = js("return document.querySelector('#pause-cloud').checked")
+    assert tray("layout")["toggles"]["Pause cloud"] == int(paused), "the tray's check mark follows the switch"
+    tray("click Pause cloud")
+    wait_for("the page to follow the tray", lambda: js("return document.querySelector('#pause-cloud').checked") is (not paused), timeout=10)
+    assert tray("layout")["toggles"]["Pause cloud"] == int(not paused)
+    js("document.querySelector('#pause-cloud').click()")
+    wait_for("the tray to follow the page", lambda: tray("layout")["toggles"]["Pause cloud"] == int(paused), timeout=10, every=0.3)
+    tray("click Quick ask")
+    wait_for("quick ask from the tray", lambda: app.visible("Tandem quick ask"), timeout=20, every=0.2)
+    tray("click Quick ask")
+    wait_for("quick ask to hide from the tray", lambda: not app.visible("Tandem quick ask"), timeout=10, every=0.2)
+    print("e2e: tray Pause cloud and Quick ask work")
+    tray("click Quit")
+    wait_for("Quit to close the app", lambda: not app.visible("^Tandem$"), timeout=20, every=0.2)
+    print("e2e: tray Quit closed the app")
     print("e2e: ok, screenshots in", OUT)
 
 
