@@ -9,6 +9,7 @@ the sanitizer exactly as `tandem ask` uses them, NER on, a cloud agent assumed r
 Prints leaks and the share of tasks that still used the cloud, per local class.
 
     python3 bench/eval_delegation.py [TANDEM_BIN] [EVAL_DIR]
+    EVAL_POLICY=private EVAL_CLASSES=small python3 bench/eval_delegation.py   (another policy / classes)
 """
 import json, os, pathlib, re, subprocess, sys
 
@@ -16,9 +17,12 @@ root = pathlib.Path(__file__).resolve().parents[1]
 tandem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("CARGO_TARGET_DIR", root / "target"), "debug", "tandem")
 evald = pathlib.Path(sys.argv[2] if len(sys.argv) > 2 else root.parent / "shared/eval/dev")
 
+policy = os.environ.get("EVAL_POLICY", "balanced")
+classes = os.environ.get("EVAL_CLASSES", "small,large").split(",")
+
 def route(lines, cls):
     inp = "".join(json.dumps(l) + "\n" for l in lines)
-    out = subprocess.run([tandem, "route", "--jsonl", "--local-class", cls], input=inp, capture_output=True, text=True, cwd=root, check=True)
+    out = subprocess.run([tandem, "route", "--jsonl", "--local-class", cls, "--policy", policy], input=inp, capture_output=True, text=True, cwd=root, check=True)
     return [json.loads(l) for l in out.stdout.split("\n") if l.strip()]
 
 def pupa(cls):
@@ -50,8 +54,8 @@ def privacylens(cls):
             leaks += 1
     return len(rows), cloud, leaks
 
-for cls in ["small", "large"]:
+for cls in classes:
     n, cloud, leaks, units = pupa(cls)
-    print(f"PUPA ({cls}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a pii_unit; e.g. {units[:12]}")
+    print(f"PUPA ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a pii_unit; e.g. {units[:12]}")
     n, cloud, leaks = privacylens(cls)
-    print(f"PrivacyLens ({cls}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim")
+    print(f"PrivacyLens ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim")

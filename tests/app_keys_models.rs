@@ -2,8 +2,10 @@
 //! a key entered with `add_provider` / `set_key` is the one the next question's request
 //! carries (a provider on 127.0.0.1 refuses any other), the page never gets a key back, and
 //! `delete_key` removes it; `download_model` fetches a manifest model from an HTTP server on
-//! 127.0.0.1 and verifies it, after which the card lists it installed and it can be chosen;
-//! a file whose hash differs is refused with a stable code and is not installed.
+//! 127.0.0.1 and verifies it, after which the card lists it installed and it can be chosen
+//! (a choice loads at once: a broken file shows its load error, the real small model then
+//! answers, without a restart); a file whose hash differs is refused with a stable code and
+//! is not installed.
 //! Its own binary: it sets process-wide environment variables.
 
 use std::sync::Arc;
@@ -176,10 +178,22 @@ source = {{ kind = "url", url = "{base}/{name}.gguf" }}
             size = weights.len()
         )
     };
+    // The real small model beside them (its manifest entry and its folder, linked).
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let manifest = std::fs::read_to_string(repo.join("models.toml")).unwrap();
+    let smol = manifest
+        .split("[[model]]")
+        .find(|m| m.contains("name = \"smollm2-135m-instruct\""))
+        .unwrap();
+    std::os::unix::fs::symlink(
+        repo.join("smollm2-135m-instruct"),
+        models.join("smollm2-135m-instruct"),
+    )
+    .unwrap();
     std::fs::write(
         models.join("models.toml"),
         format!(
-            "default = \"tiny\"\n{}{}",
+            "default = \"tiny\"\n{}{}\n[[model]]{smol}",
             entry("tiny", &sha),
             entry("corrupt", &"0".repeat(64))
         ),
@@ -220,11 +234,34 @@ source = {{ kind = "url", url = "{base}/{name}.gguf" }}
         weights
     );
     assert_eq!(installed("tiny"), true);
+    // Chosen, it loads at once; these bytes are no GGUF, so the status says so.
     call(
         &window,
         "choose_model",
         serde_json::json!({ "name": "tiny" }),
     );
+    let e = get_ipc_response(
+        &window,
+        request("local_model_status", serde_json::json!({})),
+    )
+    .unwrap_err();
+    assert_eq!(e["code"], "models.not_gguf", "{e}");
+    // Switching to the real model loads it now, no restart: it answers.
+    call(
+        &window,
+        "choose_model",
+        serde_json::json!({ "name": "smollm2-135m-instruct" }),
+    );
+    let status = call(&window, "local_model_status", serde_json::json!({}));
+    assert_eq!(status["name"], "smollm2-135m-instruct", "{status}");
+    let card = call(&window, "models", serde_json::json!({}));
+    let smol = card
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "smollm2-135m-instruct")
+        .unwrap();
+    assert!(smol["loaded"] == true && smol["chosen"] == true, "{smol}");
     let again = call(
         &window,
         "download_model",

@@ -95,6 +95,14 @@ impl Prefs {
     }
 }
 
+type EngineCell = Arc<OnceCell<Result<Arc<dyn LocalEngine>, LocalError>>>;
+
+/// The current engine load and the settings it loads with.
+struct EngineSlot {
+    cell: EngineCell,
+    settings: Arc<Settings>,
+}
+
 /// The running gateway: dropping `stop` shuts it down.
 pub struct GatewayRun {
     pub port: u16,
@@ -106,7 +114,9 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub events: EventBus,
     pub paths: Arc<DataPaths>,
-    engine: Arc<OnceCell<Result<Arc<dyn LocalEngine>, LocalError>>>,
+    /// The engine's load (one per model: switching models starts a new cell) and the model
+    /// it loads; questions already running keep the engine they started with.
+    engine: Arc<Mutex<EngineSlot>>,
     scanner: Arc<OnceCell<Result<Arc<Scanner>, ErrorInfo>>>,
     ledger: Arc<OnceCell<Result<Ledger, ErrorInfo>>>,
     conversations: Arc<OnceCell<Result<Conversations, ErrorInfo>>>,
@@ -153,11 +163,15 @@ impl AppState {
                 settings.model = Some(m.clone());
             }
         }
+        let settings = Arc::new(settings);
         Self {
-            settings: Arc::new(settings),
+            settings: settings.clone(),
             events: EventBus::new(),
             paths: Arc::new(paths),
-            engine: Arc::new(OnceCell::new()),
+            engine: Arc::new(Mutex::new(EngineSlot {
+                cell: Arc::new(OnceCell::new()),
+                settings: settings.clone(),
+            })),
             scanner: Arc::new(OnceCell::new()),
             ledger: Arc::new(OnceCell::new()),
             conversations: Arc::new(OnceCell::new()),
@@ -225,24 +239,60 @@ impl AppState {
     }
 
     /// The loaded engine; the first caller loads it, later ones wait for that load.
-    /// A failed load is remembered (restart after fixing the model).
+    /// A failed load is remembered until another model is chosen (or the app restarts).
     pub async fn engine(&self) -> Result<Arc<dyn LocalEngine>, LocalError> {
-        self.engine
-            .get_or_init(|| async {
-                local::load_configured(&self.settings, self.events.clone())
-                    .await
-                    .map(|e| Arc::new(e) as Arc<dyn LocalEngine>)
-            })
-            .await
-            .clone()
+        let (cell, settings) = {
+            let slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+            (slot.cell.clone(), slot.settings.clone())
+        };
+        cell.get_or_init(|| async {
+            local::load_configured(&settings, self.events.clone())
+                .await
+                .map(|e| Arc::new(e) as Arc<dyn LocalEngine>)
+        })
+        .await
+        .clone()
     }
 
     /// The loaded model's name, without waiting for a load in progress.
     pub fn loaded_model_name(&self) -> Option<String> {
-        match self.engine.get() {
+        let slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.cell.get() {
             Some(Ok(e)) => Some(e.model().name.clone()),
             _ => None,
         }
+    }
+
+    /// Whether the current engine load ended in an error (a retry needs another `switch_model`).
+    pub fn engine_failed(&self) -> bool {
+        let slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        matches!(slot.cell.get(), Some(Err(_)))
+    }
+
+    /// The model the engine loads (or loaded): the chosen one, else the manifest default.
+    pub fn engine_model(&self) -> Option<String> {
+        let slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        slot.settings.model.clone()
+    }
+
+    /// Switches the local model now: a new load of `name` starts (progress as usual on the
+    /// event bus) and the orchestrator is rebuilt around it on the next question. Answers
+    /// already running finish on the old engine, which is freed when the last one ends.
+    pub async fn switch_model(&self, name: String) {
+        {
+            let mut slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+            let mut settings = (*slot.settings).clone();
+            settings.model = Some(name);
+            *slot = EngineSlot {
+                cell: Arc::new(OnceCell::new()),
+                settings: Arc::new(settings),
+            };
+        }
+        self.reassemble().await;
+        let s = self.clone();
+        tokio::spawn(async move {
+            let _ = s.engine().await;
+        });
     }
 
     pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {

@@ -164,7 +164,7 @@ export type ModelView = { name: string, parameters_b: number, quantization: stri
  */
 loaded: boolean, 
 /**
- * Chosen for the next start (differs from `loaded` until a restart).
+ * Chosen (differs from `loaded` while the chosen model loads, or if it failed to).
  */
 chosen: boolean, };
 

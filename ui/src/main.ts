@@ -184,9 +184,11 @@ function mainWindow() {
   let conversation: string | null = null;
   let running: string | null = null;
 
-  ipc.localModelStatus()
+  // Waits for the engine's load (at start, and after another model is chosen).
+  const refreshStatus = () => ipc.localModelStatus()
     .then((m) => { status.textContent = formatModel(m); status.dataset.state = "ready"; })
     .catch((e) => { status.textContent = `Local model unavailable: ${errorText(e)}`; status.dataset.state = "error"; });
+  void refreshStatus();
   void ipc.onAttach((e) => chips.on(e));
   void ipc.onPrefs((p) => { pause.checked = p.cloud_paused; });
   void ipc.onOpenConversation((id) => void openConversation(id));
@@ -370,7 +372,7 @@ function mainWindow() {
     const list = await ipc.models().catch(() => []);
     $<HTMLUListElement>("#models").replaceChildren(...list.map((m) => {
       const li = el("li");
-      const state = m.loaded ? "loaded" : m.chosen ? "next start" : m.installed ? "downloaded" : "";
+      const state = m.loaded ? "loaded" : m.chosen ? "chosen, not loaded" : m.installed ? "downloaded" : "";
       li.append(el("span", "name", m.name), el("span", "", modelText(m)), el("span", "hint", state));
       li.title = m.reason;
       if (!m.installed) {
@@ -383,8 +385,13 @@ function mainWindow() {
         };
         li.append(b);
       } else if (!m.chosen) {
-        const b = el("button", "secondary", "Use at next start");
-        b.onclick = () => void ipc.chooseModel(m.name).then(() => loadModels()).catch((e) => alert(errorText(e)));
+        const b = el("button", "secondary", "Use this model");
+        b.onclick = () => void ipc.chooseModel(m.name).then(() => {
+          status.textContent = `Loading ${m.name}…`;
+          status.dataset.state = "loading";
+          void loadModels();
+          return refreshStatus().then(() => loadModels());
+        }).catch((e) => alert(errorText(e)));
         li.append(b);
       }
       return li;

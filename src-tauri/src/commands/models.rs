@@ -1,6 +1,6 @@
 //! The local model card: which models the manifest offers, which are on disk, which fit this
 //! machine and how fast they should be; download one (progress streams on a Channel) and
-//! choose the one to load at the next start (the engine is loaded once per run).
+//! choose the one to use (loaded at once, and at every start).
 
 use serde::Serialize;
 use tandem_core::hardware::{self, BuildCaps};
@@ -24,7 +24,7 @@ pub struct ModelView {
     pub reason: String,
     /// Loaded now.
     pub loaded: bool,
-    /// Chosen for the next start (differs from `loaded` until a restart).
+    /// Chosen (differs from `loaded` while the chosen model loads, or if it failed to).
     pub chosen: bool,
 }
 
@@ -86,7 +86,8 @@ pub async fn download_model(
     .await?)
 }
 
-/// The model to load at the next start (it must be in the manifest and on disk).
+/// Chooses the local model: it must be in the manifest and on disk. It is loaded now (the
+/// status line shows the load; the next question uses it) and again at every start.
 #[tauri::command]
 pub async fn choose_model(state: State<'_, AppState>, name: String) -> Result<(), CommandError> {
     let manifest = Manifest::load(&state.settings.models_dir)?;
@@ -96,6 +97,13 @@ pub async fn choose_model(state: State<'_, AppState>, name: String) -> Result<()
     if models::installed_file(&state.settings.models_dir, spec).is_none() {
         return Err(bad_input(format!("{name} is not downloaded yet")));
     }
-    state.update_prefs(|p| p.model = Some(name)).await;
+    state.update_prefs(|p| p.model = Some(name.clone())).await;
+    let current = state
+        .engine_model()
+        .unwrap_or_else(|| manifest.default.clone());
+    // Loaded or loading already: nothing to do; a model that failed to load is tried again.
+    if current != name || state.engine_failed() {
+        state.switch_model(name).await;
+    }
     Ok(())
 }
