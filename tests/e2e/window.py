@@ -15,7 +15,7 @@ real cloud provider on 127.0.0.1 (tests/e2e/loopback.py, OpenAI wire format). In
   7. a quick-ask shortcut saved in Settings opens it at once, and the old one no longer does;
   8. the tray menu (read and clicked over DBusMenu through a StatusNotifier host on a private
      session bus): Pause cloud flips the page's switch and back, Quick ask shows and hides
-     quick ask, Quit closes the app.
+     quick ask, Open Tandem shows a hidden main window, Quit closes the app.
 Screenshots of each screen are kept in <target>/e2e/ (docs/screenshots/ holds copies).
 
 Usage: window.py /abs/path/to/tandem-app
@@ -234,7 +234,13 @@ def run(app, lb):
     wait_for("quick ask from the tray", lambda: app.visible("Tandem quick ask"), timeout=20, every=0.2)
     tray("click Quick ask")
     wait_for("quick ask to hide from the tray", lambda: not app.visible("Tandem quick ask"), timeout=10, every=0.2)
-    print("e2e: tray Pause cloud and Quick ask work")
+    wid_main = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Tandem$"], env=env,
+                              capture_output=True, text=True).stdout.split()[0]
+    xdo("windowunmap", wid_main)
+    wait_for("the main window to be hidden", lambda: not app.visible("^Tandem$"), timeout=10, every=0.2)
+    tray("click Open Tandem")
+    wait_for("Open Tandem to show the main window", lambda: app.visible("^Tandem$"), timeout=10, every=0.2)
+    print("e2e: tray Pause cloud, Quick ask and Open Tandem work")
     tray("click Quit")
     wait_for("Quit to close the app", lambda: not app.visible("^Tandem$"), timeout=20, every=0.2)
     print("e2e: tray Quit closed the app")
