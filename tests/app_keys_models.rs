@@ -272,27 +272,23 @@ source = {{ kind = "url", url = "{base}/{name}.gguf" }}
         "a verified file is not fetched again"
     );
 
-    let e = get_ipc_response(
-        &window,
-        request(
-            "download_model",
-            serde_json::json!({ "name": "corrupt", "onProgress": "__CHANNEL__:4" }),
-        ),
-    )
-    .unwrap_err();
+    let refused = |name: &str| {
+        get_ipc_response(
+            &window,
+            request(
+                "download_model",
+                serde_json::json!({ "name": name, "onProgress": "__CHANNEL__:4" }),
+            ),
+        )
+        .unwrap_err()
+    };
+    let e = refused("corrupt");
     assert_eq!(e["code"], "models.checksum", "{e}");
     assert_eq!(
         installed("corrupt"),
         false,
         "a file that failed its hash is not installed"
     );
-    let e = get_ipc_response(
-        &window,
-        request(
-            "download_model",
-            serde_json::json!({ "name": "no-such", "onProgress": "__CHANNEL__:5" }),
-        ),
-    )
-    .unwrap_err();
+    let e = refused("no-such");
     assert_eq!(e["code"], "app.bad_input", "{e}");
 }

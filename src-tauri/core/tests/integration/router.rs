@@ -544,14 +544,7 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
     let events: Vec<_> = stream.collect().await;
     assert!(events.iter().all(|e| e.is_ok()), "{events:?}");
     assert_eq!(lb.received().len(), 3);
-    let mut rows: Vec<_> = ledger
-        .list(10)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.task == "t-flaky")
-        .collect();
-    rows.sort_by_key(|e| e.id);
+    let rows = rows_of(&ledger, "t-flaky").await;
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert!(rows
         .iter()
@@ -583,15 +576,22 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
         before + 1,
         "one transmission, no retry"
     );
-    let rows: Vec<_> = ledger
-        .list(10)
+    let rows = rows_of(&ledger, "t-paused").await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].status, Status::Failed, "{rows:?}");
+}
+
+/// The ledger rows of one task, oldest first.
+async fn rows_of(ledger: &Ledger, task: &str) -> Vec<tandem_core::ledger::LedgerEntry> {
+    let mut rows: Vec<_> = ledger
+        .list(100)
         .await
         .unwrap()
         .into_iter()
-        .filter(|e| e.task == "t-paused")
+        .filter(|e| e.task == task)
         .collect();
-    assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0].status, Status::Failed, "{rows:?}");
+    rows.sort_by_key(|e| e.id);
+    rows
 }
 
 struct FixedClock(i64);
