@@ -144,6 +144,17 @@ class Session:
             raise RuntimeError(f"{command}: {r and r['err']}")
         return r.get("ok")
 
+    def unnamed_controls(self):
+        """Form controls and tabs on the page without an accessible name (label, aria-label,
+        aria-labelledby, title, a button's text or a placeholder): what a screen reader could
+        not announce."""
+        return self.js("""
+const name = (e) => (e.getAttribute('aria-label') || (e.labels && e.labels.length && e.labels[0].textContent) ||
+  (e.getAttribute('aria-labelledby') && document.getElementById(e.getAttribute('aria-labelledby'))?.textContent) ||
+  e.getAttribute('title') || (e.tagName === 'BUTTON' ? e.textContent : '') || e.getAttribute('placeholder') || '').trim();
+return [...document.querySelectorAll('input,select,textarea,button,[role=tab]')]
+  .filter(e => e.offsetParent !== null && !name(e)).map(e => e.outerHTML.slice(0, 120));""")
+
     def element(self, css):
         return list(call("POST", f"{self.s}/element", {"using": "css selector", "value": css}).values())[0]
 

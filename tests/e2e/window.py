@@ -9,7 +9,8 @@ real cloud provider on 127.0.0.1 (tests/e2e/loopback.py, OpenAI wire format). In
      left this device" shows the exact payload: the IBAN is not in it, nor in the provider's traffic;
   4. with Pause cloud switched on, the same kind of question stays on the device (the provider
      receives nothing more);
-  5. the ledger tab lists the last outbound payload;
+  5. the ledger tab lists the last outbound payload (and no control on the Chat, Ledger or
+     Settings screens lacks an accessible name);
   6. the global shortcut opens quick ask, which answers with a route badge; a file dropped on
      quick ask becomes a chip there; Esc hides it;
   7. a quick-ask shortcut saved in Settings opens it at once, and the old one no longer does;
@@ -74,6 +75,7 @@ def run(app, lb):
     final = last(".answer")
     print(f"e2e: answer {final!r}\ne2e: badge {last('.badge')} · {last('.metrics')}\ne2e: {len(seen)} distinct states seen while streaming")
     shot("window.png")
+    assert app.unnamed_controls() == [], f"controls without a name in Chat: {app.unnamed_controls()}"
     assert "berlin" in final.lower(), final
     assert len(seen) >= 3, f"the answer did not stream: {seen}"
     assert all(final.startswith(p) for p in seen[:-1]), "partial states are prefixes of the answer"
@@ -138,10 +140,12 @@ def run(app, lb):
     print(f"e2e: ledger {rows} rows")
     assert "sent" in text and "Using my statement" in text and IBAN not in text, text[:500]
     shot("ledger.png")
+    assert app.unnamed_controls() == [], f"controls without a name in the Ledger: {app.unnamed_controls()}"
     js("document.querySelector('#tab-settings').click()")
     wait_for("settings", lambda: js("return document.querySelectorAll('#providers li').length") or None, timeout=30)
     time.sleep(1)
     shot("settings.png")
+    assert app.unnamed_controls() == [], f"controls without a name in Settings: {app.unnamed_controls()}"
     js("document.querySelector('#tab-chat').click()")
 
     # 6. Quick ask from the global shortcut.
