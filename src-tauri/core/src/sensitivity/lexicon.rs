@@ -314,14 +314,30 @@ const PERSONAL: &[&str] = &[
     "partner",
 ];
 
-/// True when a whole word of `PERSONAL` is within 48 bytes before or 24 after the term.
+/// Phrases that report one person's test or diagnosis ("results came back positive for ..."),
+/// matched within the context window like `PERSONAL`'s words, but as phrases.
+const RESULT_CUES: &[&str] = &[
+    "came back positive",
+    "tested positive",
+    "positive for",
+    "test results",
+    "lab results",
+    "results came back",
+    "diagnosis:",
+];
+
+/// True when a whole word of `PERSONAL` (a possessive counts: "dad's") or a `RESULT_CUES`
+/// phrase is within 48 bytes before or 24 after the term.
 fn personal_context(text: &str, start: usize, end: usize) -> bool {
     let (before, after) = context_around(text, start, end, 48);
     let after = &after[..floor_boundary(&after, 24)];
     before
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .chain(after.split(|c: char| !(c.is_alphanumeric() || c == '\'')))
-        .any(|w| PERSONAL.contains(&w))
+        .any(|w| PERSONAL.contains(&w.strip_suffix("'s").unwrap_or(w)))
+        || RESULT_CUES
+            .iter()
+            .any(|c| before.contains(c) || after.contains(c))
 }
 
 /// Finance words that are everyday vocabulary ("check my balance"): content only next to an amount.
@@ -456,6 +472,15 @@ mod tests {
         assert_eq!(
             labels("my divorce hearing is next week")[0].0,
             "LEGAL_MATTER"
+        );
+        // A possessive is personal too, and so is a reported test result.
+        assert_eq!(
+            labels("Dad's diabetes is under control now")[0].0,
+            "HEALTH_CONDITION"
+        );
+        assert_eq!(
+            labels("Results came back positive for chlamydia.")[0].1,
+            "chlamydia"
         );
     }
 
