@@ -15,7 +15,8 @@ os="$(uname -s)"
 if [ "$os" = "Linux" ]; then
   command -v dpkg-query >/dev/null || die "only Debian/Ubuntu are scripted; install the Tauri prerequisites by hand (https://v2.tauri.app/start/prerequisites/)"
   pkgs=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
-        build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip)
+        build-essential pkg-config libssl-dev libxdo-dev file python3 python3-pip
+        wamerican-large wbritish-large)  # everyday words, for policy private's word check
   if [ "$mode" = "test" ]; then
     pkgs+=(xvfb xauth webkit2gtk-driver dbus-x11 imagemagick gnome-keyring dbus-daemon python3-venv
            xdotool x11-utils python3-gi gir1.2-gtk-3.0)

@@ -10,7 +10,7 @@ pub mod run;
 use serde::{Deserialize, Serialize};
 
 use crate::cloud::ChatMessage;
-use crate::sensitivity::{self, Provenance, Scanner, Verdict};
+use crate::sensitivity::{self, CommonWords, Provenance, Scanner, Verdict};
 pub use complexity::LocalClass;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -230,17 +230,33 @@ fn classify(
     } else {
         Vec::new()
     };
+    // Policy private: what the detectors cannot clear does not leave either. Words no list of
+    // everyday words knows (lowercase names, codes, other scripts) count as identifying, and
+    // without a word list nothing can be cleared at all.
+    let (unknown, unknown_why) = match (strict, CommonWords::system()) {
+        (false, _) => (Vec::new(), String::new()),
+        (true, Some(words)) => (
+            words.unknown_spans(text),
+            format!("{source} has words no list of everyday words knows (names, codes, other languages): under policy private they count as identifying"),
+        ),
+        (true, None) => (
+            vec![(0, text.chars().count())],
+            format!(
+                "no word list on this device ({} or {}): under policy private nothing can be cleared to leave",
+                sensitivity::words::SYSTEM_WORDS,
+                sensitivity::words::WORDS_ENV
+            ),
+        ),
+    };
     let (mut masked, mut local, mut public) = (false, false, false);
-    let mut k = 0;
-    let mut entity_masked = false;
+    let (mut named, mut unknown_at) = (Overlaps::new(&entities), Overlaps::new(&unknown));
+    let (mut entity_masked, mut unknown_masked) = (false, false);
     for f in sensitivity::fragments(text, &report, provenance) {
-        while k < entities.len() && entities[k].1 <= f.start {
-            k += 1;
-        }
-        let has_entity = k < entities.len() && entities[k].0 < f.end;
+        let (has_entity, has_unknown) = (named.any(f.start, f.end), unknown_at.any(f.start, f.end));
         let class = match f.verdict {
-            Verdict::Public if has_entity => {
-                entity_masked = true;
+            Verdict::Public if has_entity || has_unknown => {
+                entity_masked |= has_entity;
+                unknown_masked |= has_unknown;
                 Verdict::Maskable
             }
             v => v,
@@ -267,7 +283,30 @@ fn classify(
             "{source} reads as personal: names of people, places and organisations, links and codes are masked"
         ));
     }
+    if unknown_masked {
+        reasons.push(unknown_why);
+    }
     (masked, local, public, reasons)
+}
+
+/// Walks spans sorted by start alongside fragments in text order: does any span overlap the
+/// next fragment?
+struct Overlaps<'a> {
+    spans: &'a [(usize, usize)],
+    k: usize,
+}
+
+impl<'a> Overlaps<'a> {
+    fn new(spans: &'a [(usize, usize)]) -> Self {
+        Self { spans, k: 0 }
+    }
+
+    fn any(&mut self, start: usize, end: usize) -> bool {
+        while self.k < self.spans.len() && self.spans[self.k].1 <= start {
+            self.k += 1;
+        }
+        self.k < self.spans.len() && self.spans[self.k].0 < end
+    }
 }
 
 /// Decides how to run `task`. CPU work (scanning): call from a blocking thread in async code.

@@ -19,6 +19,7 @@ mod secrets;
 mod sentences;
 pub mod types;
 mod user;
+pub mod words;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ pub use redact::{
 };
 pub use types::{Candidate, Recognizer, Tier};
 pub use user::{UserPattern, UserRules};
+pub use words::CommonWords;
 
 /// What the NER stage may contribute: what rules cannot find.
 pub const NER_LABELS: &[&str] = &["PERSON", "STREET_ADDRESS"];

@@ -259,6 +259,31 @@ fn personal_material_masks_names_places_and_links() {
         router::plan(&s, &t, &ctx(LocalClass::Small)).route,
         Route::Local
     );
+    // ... and so are names the capital-letter rules cannot see: lowercase ones, codes, other
+    // scripts (the word list decides); a question in everyday words still goes out.
+    let words = tandem_core::sensitivity::CommonWords::system().expect(
+        "policy private needs a word list in /usr/share/dict (Debian: wamerican-large, installed by scripts/setup.sh) or TANDEM_WORDS",
+    );
+    assert!(words.len() > 10_000, "{}", words.source().display());
+    for prompt in [
+        "The story of the russian company rostelecom",
+        "Write a sale deed agreement for an apartment in pune",
+        "Translate: 我在艺传新闻工作",
+        "Explain the COMAC C919 certification",
+    ] {
+        let mut t = task(prompt);
+        t.policy = Policy::Private;
+        let p = router::plan(&s, &t, &ctx(LocalClass::Small));
+        assert_eq!(p.route, Route::Local, "{prompt}: {p:?}");
+        assert!(
+            p.reasons.iter().any(|r| r.contains("no list of everyday words knows")),
+            "{p:?}"
+        );
+    }
+    let mut t = task("Why does the sky look blue during the day and red at sunset?");
+    t.policy = Policy::Private;
+    let p = router::plan(&s, &t, &ctx(LocalClass::Small));
+    assert_eq!(p.route, Route::Cloud, "{p:?}");
     // Pasted material (80 words or more) reads as personal even without "I" or "my".
     let pasted = format!(
         "Rewrite this press release: {}",

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""What policy `private` costs on public questions: the development routing sets (GSM8K, MMLU:
+questions with no personal data) through `tandem route --jsonl --policy private`, the share of
+questions that still go to the cloud when the local class would send them. The peer in the same
+run is the same planner with a word list that knows every word of these questions, i.e. without
+the everyday-word check (names, codes and other scripts that the capital-letter rules cannot see
+count as identifying under `private`). NER off (rules only) for speed.
+
+    python3 bench/eval_private.py [TANDEM_BIN] [EVAL_DIR]
+"""
+import json, os, pathlib, re, subprocess, sys, tempfile
+
+root = pathlib.Path(__file__).resolve().parents[1]
+tandem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("CARGO_TARGET_DIR", root / "target"), "debug", "tandem")
+evald = pathlib.Path(sys.argv[2] if len(sys.argv) > 2 else root.parent / "shared/eval/dev")
+
+def route(rows, cls, policy, words=None):
+    env = dict(os.environ, TANDEM_NER="off")
+    if words:
+        env["TANDEM_WORDS"] = words
+    inp = "".join(json.dumps({"id": r["id"], "prompt": r["question"]}) + "\n" for r in rows)
+    out = subprocess.run([tandem, "route", "--jsonl", "--local-class", cls, "--policy", policy],
+                         input=inp, capture_output=True, text=True, cwd=root, env=env, check=True)
+    return [json.loads(l) for l in out.stdout.split("\n") if l.strip()]
+
+with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as every:
+    for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
+        rows = [json.loads(l) for l in open(evald / f)]
+        words = {w.lower() for r in rows for w in re.findall(r"\w+", r["question"])}
+        every.write("".join(w + "\n" for w in sorted(words)))
+for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
+    rows = [json.loads(l) for l in open(evald / f)]
+    for cls in ["small", "large"]:
+        bal = sum(o["route"] != "local" for o in route(rows, cls, "balanced"))
+        peer = sum(o["route"] != "local" for o in route(rows, cls, "private", every.name))
+        priv = sum(o["route"] != "local" for o in route(rows, cls, "private"))
+        n = len(rows)
+        print(f"{f:20} {cls:5}: cloud under balanced {bal}/{n} ({bal / n:.1%}); under private without the word check {peer} ({peer / n:.1%}), with it {priv} ({priv / n:.1%})")
+os.unlink(every.name)

@@ -1,0 +1,213 @@
+//! The common-word check behind policy `private`: which words of a text a list of everyday
+//! words does not know. Under `private` such words count as identifying, because the detectors
+//! see names by their capitals and scripts they know, and a lowercase name ("rostelecom",
+//! "pune"), a code or a word in another script would otherwise leave unmasked.
+//!
+//! The list is the system's (every `/usr/share/dict/*english*` list — Debian's `wamerican`,
+//! `wbritish` and their `-large` sizes, installed by `scripts/setup.sh` — else
+//! `/usr/share/dict/words`, which macOS ships), or the file `TANDEM_WORDS` names. Only lowercase
+//! entries count: word lists spell proper nouns capitalised ("Washington"), so they stay unknown.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Environment variable naming a word list (one word per line) to use instead of the system's.
+pub const WORDS_ENV: &str = "TANDEM_WORDS";
+
+/// Where the system keeps its word list on Linux and macOS.
+pub const SYSTEM_WORDS: &str = "/usr/share/dict/words";
+
+/// Words the lists spell capitalised that identify nobody: days, months, titles, holidays.
+const ALWAYS: &[&str] = &[
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "mr", "mrs", "ms", "dr", "christmas", "easter", "halloween",
+    "thanksgiving",
+];
+
+/// The system's English word lists: every `*english*` file beside `SYSTEM_WORDS` (Debian keeps
+/// American and British spellings, in two sizes, there), else `SYSTEM_WORDS` itself.
+fn system_lists() -> Vec<PathBuf> {
+    let dir = Path::new(SYSTEM_WORDS).parent().unwrap_or(Path::new("/"));
+    let mut lists: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains("english"))
+        })
+        .collect();
+    lists.sort();
+    if lists.is_empty() {
+        lists.push(PathBuf::from(SYSTEM_WORDS));
+    }
+    lists
+}
+
+/// Lowercase words of a word list.
+pub struct CommonWords {
+    words: HashSet<String>,
+    source: PathBuf,
+}
+
+impl CommonWords {
+    /// The lowercase entries of `list` (one word per line; possessive forms are skipped, the
+    /// check strips them itself).
+    pub fn from_list(list: &str, source: &Path) -> Self {
+        let words = list
+            .lines()
+            .map(str::trim)
+            .filter(|w| {
+                w.chars().next().is_some_and(char::is_lowercase) && !w.ends_with("'s")
+            })
+            .chain(ALWAYS.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        Self {
+            words,
+            source: source.to_owned(),
+        }
+    }
+
+    /// The list `TANDEM_WORDS` names, else the system's lists, read once per process; `None`
+    /// when none can be read (policy private then sends nothing).
+    pub fn system() -> Option<&'static CommonWords> {
+        static WORDS: OnceLock<Option<CommonWords>> = OnceLock::new();
+        WORDS
+            .get_or_init(|| {
+                let paths = match std::env::var_os(WORDS_ENV) {
+                    Some(p) => vec![PathBuf::from(p)],
+                    None => system_lists(),
+                };
+                let mut all = String::new();
+                for path in &paths {
+                    match std::fs::read_to_string(path) {
+                        Ok(list) => all.push_str(&list),
+                        Err(e) => {
+                            tracing::warn!(path = %path.display(), error = %e, "word list unreadable")
+                        }
+                    }
+                }
+                let source = paths.first().cloned().unwrap_or_else(|| SYSTEM_WORDS.into());
+                let w = Self::from_list(&all, &source);
+                if w.words.is_empty() {
+                    tracing::warn!("no word list: policy private will send nothing");
+                }
+                (!w.words.is_empty()).then_some(w)
+            })
+            .as_ref()
+    }
+
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// Whether `word` (letters, maybe an apostrophe) is an everyday word in any casing that
+    /// grammar gives it: "The", "HIKING", "dad's" and "dad’s" are; "rostelecom", "Sara", "C919"
+    /// are not.
+    pub fn knows(&self, word: &str) -> bool {
+        // Possessives and contractions: "dad's", "I'm", "we'll", "isn't" (the list has some
+        // of these forms itself, not all).
+        const CLITICS: &[&str] = &["'s", "'ll", "'m", "'re", "'ve", "'d", "n't", "'"];
+        let lower = word.to_lowercase().replace('’', "'");
+        self.words.contains(lower.as_str())
+            || CLITICS.iter().any(|c| {
+                lower
+                    .strip_suffix(c)
+                    .is_some_and(|s| !s.is_empty() && self.words.contains(s))
+            })
+    }
+
+    /// Code point ranges of the words of `text` this list does not know. A word is a run of
+    /// letters and digits (with inner apostrophes); runs of digits alone are numbers, which
+    /// the detectors judge, and are skipped. Hyphenated words are checked part by part.
+    pub fn unknown_spans(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut start: Option<(usize, usize)> = None; // (code point, byte)
+        let mut cp = 0usize;
+        let mut flush = |s: Option<(usize, usize)>, end_cp: usize, end_b: usize| {
+            if let Some((scp, sb)) = s {
+                let w = text[sb..end_b].trim_end_matches(['\'', '’']);
+                if !w.chars().all(|c| c.is_ascii_digit()) && !self.knows(w) {
+                    out.push((scp, end_cp - (text[sb..end_b].chars().count() - w.chars().count())));
+                }
+            }
+        };
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        for (i, &(b, c)) in chars.iter().enumerate() {
+            let inner_apostrophe = (c == '\'' || c == '’')
+                && start.is_some()
+                && chars.get(i + 1).is_some_and(|&(_, n)| n.is_alphabetic());
+            if c.is_alphanumeric() || inner_apostrophe {
+                if start.is_none() {
+                    start = Some((cp, b));
+                }
+            } else {
+                flush(start.take(), cp, b);
+            }
+            cp += 1;
+        }
+        flush(start.take(), cp, text.len());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> CommonWords {
+        CommonWords::from_list(
+            "i\nthe\nstory\nof\nrussian\ncompany\nWashington\nwashing\ndad\ndad's\ndon't\nhiking\nin\nx\nwrite\na\nfor\nGoogle\ngoogle\n",
+            Path::new("test"),
+        )
+    }
+
+    fn unknown(text: &str) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        list()
+            .unknown_spans(text)
+            .into_iter()
+            .map(|(s, e)| chars[s..e].iter().collect())
+            .collect()
+    }
+
+    #[test]
+    fn lowercase_names_codes_and_other_scripts_are_unknown() {
+        assert_eq!(
+            unknown("The story of the russian company rostelecom"),
+            ["rostelecom"]
+        );
+        assert_eq!(unknown("hiking in washington"), ["washington"]);
+        assert_eq!(unknown("write a story for Sara"), ["Sara"]);
+        assert_eq!(unknown("the C919 in 2023"), ["C919"]);
+        assert_eq!(unknown("艺传新闻 hiking"), ["艺传新闻"]);
+    }
+
+    #[test]
+    fn grammar_casing_possessives_and_contractions_are_known() {
+        assert!(unknown("The STORY of Dad's hiking, don't, I'm, I'll").is_empty());
+        assert!(unknown("dad’s x google Google").is_empty());
+        assert_eq!(unknown("Monday in April Mr Smith"), ["Smith"]);
+        assert!(unknown("2023 1,240 ... --").is_empty());
+    }
+
+    #[test]
+    fn spans_are_code_points_and_trailing_quotes_are_not_part_of_the_word() {
+        let l = list();
+        assert_eq!(l.unknown_spans("é pune'"), vec![(0, 1), (2, 6)]);
+        assert_eq!(l.unknown_spans("the rostelecom's"), vec![(4, 16)]);
+    }
+}
