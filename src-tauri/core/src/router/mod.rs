@@ -10,7 +10,7 @@ pub mod run;
 use serde::{Deserialize, Serialize};
 
 use crate::cloud::ChatMessage;
-use crate::sensitivity::{self, CommonWords, Provenance, Scanner, Verdict};
+use crate::sensitivity::{self, Provenance, Scanner, Verdict};
 pub use complexity::LocalClass;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -225,28 +225,38 @@ fn classify(
     out: &mut Vec<PlanFragment>,
 ) -> (bool, bool, bool, Vec<String>) {
     let report = scanner.scan_with(text, provenance);
-    let entities = if strict || sensitivity::masks_entities(text, &report) {
-        sensitivity::entity_spans(text)
+    let personal = strict || sensitivity::masks_entities(text, &report);
+    let entities = if personal {
+        // Names by their capitals, and the words no everyday-word list knows (lowercase names,
+        // other scripts, codes), as the sanitizer masks them.
+        let mut e = sensitivity::entity_spans(text);
+        if !strict {
+            e.extend(sensitivity::unknown_word_spans(text).unwrap_or_default());
+            e.sort_unstable();
+        }
+        e
     } else {
         Vec::new()
     };
     // Policy private: what the detectors cannot clear does not leave either. Words no list of
-    // everyday words knows (lowercase names, codes, other scripts) count as identifying, and
-    // without a word list nothing can be cleared at all.
-    let (unknown, unknown_why) = match (strict, CommonWords::system()) {
-        (false, _) => (Vec::new(), String::new()),
-        (true, Some(words)) => (
-            words.unknown_spans(text),
+    // everyday words knows count as identifying, and without a word list nothing can be
+    // cleared at all.
+    let (unknown, unknown_why) = if !strict {
+        (Vec::new(), String::new())
+    } else if let Some(found) = sensitivity::unknown_word_spans(text) {
+        (
+            found,
             format!("{source} has words no list of everyday words knows (names, codes, other languages): under policy private they count as identifying"),
-        ),
-        (true, None) => (
+        )
+    } else {
+        (
             vec![(0, text.chars().count())],
             format!(
                 "no word list on this device ({} or {}): under policy private nothing can be cleared to leave",
                 sensitivity::words::SYSTEM_WORDS,
                 sensitivity::words::WORDS_ENV
             ),
-        ),
+        )
     };
     let (mut masked, mut local, mut public) = (false, false, false);
     let (mut named, mut unknown_at) = (Overlaps::new(&entities), Overlaps::new(&unknown));

@@ -166,6 +166,7 @@ pub fn redact_report(
                     .collect();
                 if personal {
                     add_entities(&piece, &known, &mut local);
+                    add_unknown_words(&piece, &mut local);
                 }
                 masked += local.len();
                 let m = pseudonymizer.mask(&piece, &local.iter().collect::<Vec<_>>());
@@ -222,6 +223,51 @@ pub fn entity_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     add_found(text, super::entities::find_named(text), &mut spans);
     spans.into_iter().map(|s| (s.start, s.end)).collect()
+}
+
+/// Code point ranges of the words of `text` no everyday-word list knows (names the capital
+/// letter rules cannot see: "linkedin", "belarus", other scripts, codes), everyday acronyms
+/// ("IBAN", "USA") excepted; `None` when the system has no word list.
+pub fn unknown_word_spans(text: &str) -> Option<Vec<(usize, usize)>> {
+    let words = super::CommonWords::system()?;
+    let spans = words.unknown_spans(text);
+    if spans.is_empty() {
+        return Some(spans);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    Some(
+        spans
+            .into_iter()
+            .filter(|&(a, b)| {
+                let w: String = chars[a..b].iter().collect();
+                !super::entities::is_plain_word(&w)
+            })
+            .collect(),
+    )
+}
+
+/// Adds the words of `piece` no everyday-word list knows as entity spans where no span lies.
+fn add_unknown_words(piece: &str, spans: &mut Vec<Span>) {
+    let mut taken: Vec<(usize, usize)> = spans.iter().map(|x| (x.start, x.end)).collect();
+    taken.sort_unstable();
+    let before = spans.len();
+    for (a, b) in unknown_word_spans(piece).unwrap_or_default() {
+        let i = taken.partition_point(|&(_, end)| end <= a);
+        if taken.get(i).is_some_and(|&(s, _)| s < b) {
+            continue;
+        }
+        spans.push(Span {
+            start: a,
+            end: b,
+            label: "ENTITY".to_string(),
+            tier: super::Tier::QuasiIdentifier,
+            score: 0.5,
+            detector: "words".into(),
+        });
+    }
+    if spans.len() > before {
+        spans.sort_by_key(|x| x.start);
+    }
 }
 
 /// Adds entity spans of `piece` that do not overlap `spans` (code point offsets), keeping order.

@@ -276,7 +276,9 @@ fn personal_material_masks_names_places_and_links() {
         let p = router::plan(&s, &t, &ctx(LocalClass::Small));
         assert_eq!(p.route, Route::Local, "{prompt}: {p:?}");
         assert!(
-            p.reasons.iter().any(|r| r.contains("no list of everyday words knows")),
+            p.reasons
+                .iter()
+                .any(|r| r.contains("no list of everyday words knows")),
             "{p:?}"
         );
     }

@@ -6,7 +6,8 @@ use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
 use tandem_core::sensitivity::{
-    self, Provenance, Pseudonymizer, ScanReport, Scanner, Tier, UserPattern, UserRules, Verdict,
+    self, CommonWords, Provenance, Pseudonymizer, ScanReport, Scanner, Tier, UserPattern,
+    UserRules, Verdict,
 };
 
 use crate::common::models_dir;
@@ -152,6 +153,35 @@ fn verdicts_follow_meaning() {
             .verdict,
         Verdict::Public
     );
+}
+
+/// Names the capital-letter rules cannot see (lowercase, other scripts, codes) are masked in
+/// the user's own material, by the word list; a question about the world keeps them, and
+/// everyday acronyms stay.
+#[test]
+fn lowercase_names_in_personal_text_are_masked_by_the_word_list() {
+    assert!(
+        CommonWords::system().is_some(),
+        "needs a word list in /usr/share/dict (Debian: wamerican-large, installed by scripts/setup.sh)"
+    );
+    let mut p = Pseudonymizer::new();
+    let text =
+        "I work at linkedin in belarus and my IBAN is DE89 3704 0044 0532 0130 00; write my bio";
+    let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+    for gone in ["linkedin", "belarus", "3704"] {
+        assert!(!r.text.contains(gone), "{gone} left: {}", r.text);
+    }
+    assert!(r.text.contains("IBAN is [IBAN_1]"), "{}", r.text);
+    assert!(r.text.starts_with("I work at [ENTITY_"), "{}", r.text);
+    assert_eq!(p.restore(&r.text).text, text);
+    let world = "What is the capital of belarus?";
+    let r = sensitivity::redact(
+        rules(),
+        &mut Pseudonymizer::new(),
+        world,
+        Provenance::Content,
+    );
+    assert_eq!(r.text, world);
 }
 
 #[test]

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""What policy `private` costs on public questions: the development routing sets (GSM8K, MMLU:
-questions with no personal data) through `tandem route --jsonl --policy private`, the share of
-questions that still go to the cloud when the local class would send them. The peer in the same
-run is the same planner with a word list that knows every word of these questions, i.e. without
-the everyday-word check (names, codes and other scripts that the capital-letter rules cannot see
-count as identifying under `private`). NER off (rules only) for speed.
+"""What the everyday-word check costs on public questions: the development routing sets (GSM8K,
+MMLU: questions with no personal data) through `tandem route --jsonl`. Under policy `private`
+(unknown words count as identifying): the share of questions that still go to the cloud. Under
+`balanced` (unknown words are masked in texts that read as the user's own material): the share
+whose cloud payload has a placeholder. The peer in the same run is the same planner with a word
+list that knows every word of these questions, i.e. without the check. NER off (rules only).
 
-    python3 bench/eval_private.py [TANDEM_BIN] [EVAL_DIR]
+    python3 bench/eval_words.py [TANDEM_BIN] [EVAL_DIR]
 """
 import json, os, pathlib, re, subprocess, sys, tempfile
 
@@ -26,7 +26,7 @@ def route(rows, cls, policy, words=None):
 with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as every:
     for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
         rows = [json.loads(l) for l in open(evald / f)]
-        words = {w.lower() for r in rows for w in re.findall(r"\w+", r["question"])}
+        words = {w.lower() for r in rows for w in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", r["question"])}
         every.write("".join(w + "\n" for w in sorted(words)))
 for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
     rows = [json.loads(l) for l in open(evald / f)]
@@ -36,4 +36,8 @@ for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
         priv = sum(o["route"] != "local" for o in route(rows, cls, "private"))
         n = len(rows)
         print(f"{f:20} {cls:5}: cloud under balanced {bal}/{n} ({bal / n:.1%}); under private without the word check {peer} ({peer / n:.1%}), with it {priv} ({priv / n:.1%})")
+        masked = lambda res: sum(bool(re.search(r"\[(?:[A-Z]+(?:_[A-Z]+)*_\d+|WITHHELD)\]", (o.get("cloud_payload") or "").split("\n\n", 1)[-1])) for o in res)
+        mpeer = masked(route(rows, cls, "balanced", every.name))
+        mnow = masked(route(rows, cls, "balanced"))
+        print(f"{'':20} {cls:5}: balanced payloads with a placeholder: without the word check {mpeer} ({mpeer / n:.1%}), with it {mnow} ({mnow / n:.1%})")
 os.unlink(every.name)
