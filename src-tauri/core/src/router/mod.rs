@@ -128,6 +128,50 @@ pub const MAX_PARTS: usize = 12;
 /// The cloud agent's role under `CloudPlans`.
 pub const PLANNER_ROLE: &str = "You plan work for a small local model that can read private documents you cannot see. Reply with at most four numbered instructions, one per line, that the local model will follow on each part of the documents to gather what the task needs (what to find, extract, compute or check). Do not answer the task yourself. Keep placeholders such as [PERSON_1] as written.";
 
+/// Phrases with which a document marks itself as not for sharing ("Emergency contact list (for
+/// internal use)", "Confidential: ..."). Such a document is treated like a file from a folder
+/// marked sensitive: the author has said it stays in; nobody should have to find out which of
+/// its sentences were the private ones (PrivacyLens' leaks were mostly such sentences).
+const CONFIDENTIAL_MARKERS: &[&str] = &[
+    "confidential",
+    "for internal use",
+    "internal use only",
+    "internal only",
+    "authorized personnel only",
+    "authorised personnel only",
+    "not to be disclosed",
+    "do not share",
+    "do not distribute",
+    "not for distribution",
+    "do not forward",
+];
+
+/// The confidentiality marker `text` carries, if any (case-insensitive).
+pub fn confidential_marker(text: &str) -> Option<&'static str> {
+    static AC: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> = std::sync::OnceLock::new();
+    let ac = AC
+        .get_or_init(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(CONFIDENTIAL_MARKERS)
+                .ok()
+        })
+        .as_ref()?;
+    ac.find(text)
+        .map(|m| CONFIDENTIAL_MARKERS[m.pattern().as_usize()])
+}
+
+/// Treats attachments that mark themselves confidential as files from a sensitive folder.
+/// `Orchestrator::run` calls it before planning, so the plan and every step after it (what
+/// the cloud is shown, abstracts, the sanitizer) agree; `plan` applies it too.
+pub fn mark_confidential(task: &mut Task) {
+    for a in &mut task.attachments {
+        if !a.sensitive_source && confidential_marker(&a.text).is_some() {
+            a.sensitive_source = true;
+        }
+    }
+}
+
 /// Whether an attachment holds private material (a sensitive folder, or local-only passages).
 pub fn is_private(a: &Attachment, plan: &Plan) -> bool {
     a.sensitive_source
@@ -321,6 +365,19 @@ impl<'a> Overlaps<'a> {
 
 /// Decides how to run `task`. CPU work (scanning): call from a blocking thread in async code.
 pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
+    let marked;
+    let task = if task
+        .attachments
+        .iter()
+        .any(|a| !a.sensitive_source && confidential_marker(&a.text).is_some())
+    {
+        let mut t = task.clone();
+        mark_confidential(&mut t);
+        marked = t;
+        &marked
+    } else {
+        task
+    };
     let mut fragments = Vec::new();
     let mut reasons = Vec::new();
     let strict = task.policy == Policy::Private;
@@ -344,7 +401,16 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         any_mask |= m;
         any_local |= l;
         attach_local |= l;
-        if a.sensitive_source {
+        if let Some(m) = a
+            .sensitive_source
+            .then(|| confidential_marker(&a.text))
+            .flatten()
+        {
+            reasons.push(format!(
+                "{} marks itself confidential (\"{m}\"): it stays local",
+                a.name
+            ));
+        } else if a.sensitive_source {
             reasons.push(format!(
                 "{} is from a folder marked sensitive: it stays local",
                 a.name

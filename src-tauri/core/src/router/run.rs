@@ -230,8 +230,10 @@ impl Orchestrator {
     ) -> Result<Summary, RunError> {
         let chars =
             task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>();
-        let (me, t, o) = (self.clone(), task.clone(), opts.clone());
-        let (plan, choice) = tokio::task::spawn_blocking(move || {
+        let (me, mut t, o) = (self.clone(), task, opts.clone());
+        let (plan, choice, task) = tokio::task::spawn_blocking(move || {
+            // Before planning, so the plan and every step after it see the same attachments.
+            super::mark_confidential(&mut t);
             let choice = if o.force_local {
                 Err("--local".to_string())
             } else {
@@ -243,7 +245,7 @@ impl Orchestrator {
                 cloud_unavailable_reason: choice.as_ref().err().cloned(),
                 force_cloud: o.agent.is_some(),
             };
-            (plan(me.sanitizer.scanner(), &t, &ctx), choice)
+            (plan(me.sanitizer.scanner(), &t, &ctx), choice, t)
         })
         .await
         .map_err(|e| RunError::Internal(e.to_string()))?;

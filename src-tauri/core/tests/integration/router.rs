@@ -339,6 +339,67 @@ async fn a_masked_split_is_restored_on_the_device_and_recorded() {
     );
 }
 
+/// A document that marks itself confidential ("for internal use") is treated like a file from a
+/// sensitive folder, though no detector finds anything in its sentences: the plan says why, and
+/// through the real orchestrator nothing of it, nor its name, reaches the cloud.
+#[tokio::test]
+async fn a_document_marked_for_internal_use_stays_on_the_device() {
+    let doc = "Lincoln High Emergency Contact List (for internal use)\nThe east stairwell passage \
+               opens with the blue key.\nThe drill is planned for the second week of March.\n";
+    let task = Task {
+        prompt: "Write a short summary of this document for the parents' newsletter.".into(),
+        attachments: vec![Attachment {
+            name: "lincoln-contacts.txt".into(),
+            text: doc.into(),
+            sensitive_source: false,
+        }],
+        ..Task::default()
+    };
+    assert_eq!(
+        tandem_core::router::confidential_marker(doc),
+        Some("for internal use")
+    );
+    let p = router::plan(&scanner(), &task, &ctx(LocalClass::Small));
+    assert!(
+        p.fragments
+            .iter()
+            .filter(|f| f.source == "lincoln-contacts.txt")
+            .all(|f| f.class == Verdict::LocalOnly),
+        "{p:?}"
+    );
+    assert!(
+        p.reasons
+            .iter()
+            .any(|r| r.contains("marks itself confidential (\"for internal use\")")),
+        "{p:?}"
+    );
+    // Unmarked, the same sentences would go out: the marker is what keeps them in.
+    let mut plain = task.clone();
+    plain.attachments[0].text = doc.replace(" (for internal use)", "");
+    let q = router::plan(&scanner(), &plain, &ctx(LocalClass::Small));
+    assert!(
+        q.fragments
+            .iter()
+            .any(|f| f.source == "lincoln-contacts.txt" && f.class == Verdict::Public),
+        "{q:?}"
+    );
+    let lb = Loopback::start(KEY).await.unwrap();
+    let o = orchestrator(&lb.base_url(), Wire::Openai, "echo", None);
+    let (_, events) = run(&o, task, Some("lb")).await;
+    assert!(
+        matches!(&events[0], RunEvent::Plan { plan } if plan.route == Route::Split),
+        "{events:?}"
+    );
+    let sent = lb.received();
+    assert!(!sent.is_empty(), "the task and the document's structure still go out");
+    for sent in sent {
+        let sent = sent.to_string();
+        for private in ["stairwell", "blue key", "lincoln-contacts", "Lincoln High"] {
+            assert!(!sent.contains(private), "{private} left in {sent}");
+        }
+    }
+}
+
 /// Strategy (c): a file from a sensitive folder and a question for the cloud. The cloud gets
 /// the task and the document's structure only, writes numbered instructions (the echo model
 /// repeats the prompt's), the local model follows them over each part, and the answer is
