@@ -460,7 +460,7 @@ const ADDRESS_CONTEXT: &[&str] = &[
 
 const MONTHS_TITLE: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec|JANUARY|FEBRUARY|MARCH|APRIL|MAY|JUNE|JULY|AUGUST|SEPTEMBER|OCTOBER|NOVEMBER|DECEMBER|JAN|FEB|MAR|APR|JUN|JUL|AUG|SEPT|SEP|OCT|NOV|DEC";
 const WEEKDAYS_TITLE: &str = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun";
-const WEEKDAYS: &[&str] = &[
+pub(crate) const WEEKDAYS: &[&str] = &[
     "monday",
     "tuesday",
     "wednesday",

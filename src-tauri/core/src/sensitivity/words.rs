@@ -20,13 +20,6 @@ pub const SYSTEM_WORDS: &str = "/usr/share/dict/words";
 
 /// Words the lists spell capitalised that identify nobody: days, months, titles, holidays.
 const ALWAYS: &[&str] = &[
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
     "january",
     "february",
     "march",
@@ -85,7 +78,7 @@ impl CommonWords {
             .lines()
             .map(str::trim)
             .filter(|w| w.chars().next().is_some_and(char::is_lowercase) && !w.ends_with("'s"))
-            .chain(ALWAYS.iter().copied())
+            .chain(ALWAYS.iter().chain(super::quasi::WEEKDAYS).copied())
             .map(str::to_owned)
             .collect();
         Self {
