@@ -9,6 +9,9 @@
 
 CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+# This checkout's models (tandem never looks in the working directory on its own: a cloned
+# repository's models/ could carry a library of its author's choosing).
+export TANDEM_MODELS_DIR ?= $(CURDIR)/models
 
 .PHONY: deb deb-debug run test setup setup-test app models check-core-gui-free test-rust test-ui test-e2e bench clean-models
 

@@ -57,6 +57,8 @@ fi
 # Built exactly as the Makefile builds (whole workspace, all targets) so the feature
 # set, and therefore the compiled dependencies, are shared with the app and tests.
 target="${CARGO_TARGET_DIR:-target}"
+# A checkout keeps its models in ./models; tandem never looks in the working directory itself.
+export TANDEM_MODELS_DIR="${TANDEM_MODELS_DIR:-$PWD/models}"
 if [ ! -x "$target/debug/tandem" ] || ! "$target/debug/tandem" models path >/dev/null 2>&1; then
   say "building (the first build compiles mistral.rs and Tauri: ~35 min on 2 cores)"
   cargo build -q --workspace --all-targets

@@ -529,3 +529,33 @@ fn window_chores_and_the_menu_bar_switch() {
     assert_eq!(settings["menu_bar_only"], true);
     assert_eq!(settings["shortcut"], "Alt+Shift+K", "kept across restarts");
 }
+
+#[test]
+fn a_dropped_file_from_a_sensitive_folder_is_local_only_by_its_real_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _window) = app_in(dir.path());
+    let health = dir.path().join("health");
+    std::fs::create_dir_all(&health).unwrap();
+    let inside = health.join("plain.txt");
+    std::fs::write(&inside, "Lunch at noon, then a walk in the park.").unwrap();
+    let outside = dir.path().join("elsewhere.txt");
+    std::fs::write(&outside, "Lunch at noon, then a walk in the park.").unwrap();
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&inside, &link).unwrap();
+    let mut folders = tandem_core::index::Folders::default();
+    folders.add(&health, true).unwrap();
+    folders.save(&dir.path().join("folders.toml")).unwrap();
+    let state = app.state::<AppState>().inner().clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    use tandem_core::sensitivity::Verdict;
+    for (path, want) in [
+        (&inside, Verdict::LocalOnly),
+        (&link, Verdict::LocalOnly),
+        (&outside, Verdict::Public),
+    ] {
+        let chip = rt.block_on(tandem_app::stage(&state, path)).unwrap();
+        assert_eq!(chip.verdict, want, "{}", path.display());
+        let staged = state.staged_get(&chip.id).unwrap();
+        assert_eq!(staged.sensitive_source, want == Verdict::LocalOnly);
+    }
+}

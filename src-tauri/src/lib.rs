@@ -208,6 +208,9 @@ fn desktop(builder: tauri::Builder<tauri::Wry>, shortcut: String) -> tauri::Buil
 pub fn run() {
     let _ = STARTED.set(std::time::Instant::now());
     init_logging();
+    if let Err(e) = tandem_core::private_fs::harden_own_dirs() {
+        tracing::warn!(error = %e, "cannot make Tandem's directories private");
+    }
     let state = match AppState::from_env() {
         Ok(s) => s,
         Err(e) => {

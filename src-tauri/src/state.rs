@@ -13,6 +13,7 @@ use tandem_core::events::EventBus;
 use tandem_core::host::{self, Assembled};
 use tandem_core::ledger::Ledger;
 use tandem_core::local::{self, LocalEngine, LocalError};
+use tandem_core::pause::PauseSwitch;
 use tandem_core::router::{Attachment, Policy};
 use tandem_core::secrets::Keys;
 use tandem_core::sensitivity::Scanner;
@@ -27,6 +28,8 @@ pub struct DataPaths {
     pub index: PathBuf,
     pub folders: PathBuf,
     pub prefs: PathBuf,
+    /// The Pause cloud switch every host shares (`<config dir>/cloud-paused`).
+    pub pause: PathBuf,
 }
 
 impl DataPaths {
@@ -39,6 +42,7 @@ impl DataPaths {
             index: tandem_core::index::default_path(),
             folders: tandem_core::index::Folders::file(),
             prefs: tandem_core::config::data_file("TANDEM_PREFS", "app-prefs.json"),
+            pause: tandem_core::pause::default_path(),
         }
     }
 
@@ -49,6 +53,7 @@ impl DataPaths {
             index: dir.join("index.sqlite3"),
             folders: dir.join("folders.toml"),
             prefs: dir.join("app-prefs.json"),
+            pause: dir.join(tandem_core::pause::PAUSE_FILE),
         }
     }
 }
@@ -86,12 +91,7 @@ impl Prefs {
 
     /// Written to a temporary file and renamed, so a crash never leaves half a file.
     pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
-        std::fs::rename(tmp, path)
+        tandem_core::private_fs::write_private(path, &serde_json::to_vec_pretty(self)?)
     }
 }
 
@@ -126,6 +126,9 @@ pub struct AppState {
     /// Rebuilt after the providers change (the catalog is read when assembling).
     assembled: Arc<tokio::sync::Mutex<Option<Arc<Assembled>>>>,
     pub prefs: Arc<Mutex<Prefs>>,
+    /// Pause cloud, shared with `tandem ask`, `tandem serve` and `tandem cloud pause|resume`:
+    /// the truth behind `Prefs::cloud_paused`.
+    pub pause: Arc<PauseSwitch>,
     /// Dropped files, extracted and waiting for the next question, by chip id.
     pub staged: Arc<Mutex<HashMap<String, Attachment>>>,
     /// Running answers by task id; sending stops one.
@@ -157,7 +160,15 @@ fn internal(e: impl std::fmt::Display) -> ErrorInfo {
 
 impl AppState {
     pub fn new(mut settings: Settings, paths: DataPaths) -> Self {
-        let prefs = Prefs::load(&paths.prefs);
+        let mut prefs = Prefs::load(&paths.prefs);
+        let pause = Arc::new(PauseSwitch::at(&paths.pause));
+        // Before the switch was shared, the app kept it in its prefs only: carry a pause over.
+        if prefs.cloud_paused && !pause.is_paused() {
+            if let Err(e) = pause.set(true) {
+                tracing::warn!("cannot keep Pause cloud on: {e}");
+            }
+        }
+        prefs.cloud_paused = pause.is_paused();
         if std::env::var_os(tandem_core::config::MODEL_ENV).is_none() {
             if let Some(m) = &prefs.model {
                 settings.model = Some(m.clone());
@@ -178,6 +189,7 @@ impl AppState {
             keys: Arc::new(Mutex::new(None)),
             assembled: Arc::new(tokio::sync::Mutex::new(None)),
             prefs: Arc::new(Mutex::new(prefs)),
+            pause,
             staged: Arc::new(Mutex::new(HashMap::new())),
             runs: Arc::new(Mutex::new(HashMap::new())),
             gateway: Arc::new(tokio::sync::Mutex::new(None)),
@@ -213,8 +225,11 @@ impl AppState {
         keys
     }
 
+    /// The prefs, with Pause cloud as the shared switch says now (the CLI may have thrown it).
     pub fn prefs(&self) -> Prefs {
-        self.prefs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut p = self.prefs.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        p.cloud_paused = self.pause.is_paused();
+        p
     }
 
     /// Changes the prefs and writes them; the change stands even if the write fails (logged).
@@ -343,6 +358,7 @@ impl AppState {
                 self.scanner().await?,
                 self.ledger().await?,
                 self.keys().await,
+                self.pause.clone(),
                 local,
             )
             .await?;
@@ -351,12 +367,7 @@ impl AppState {
             }
             *slot = Some(Arc::new(parts));
         }
-        let parts = slot.clone().ok_or_else(|| internal("not assembled"))?;
-        parts
-            .orchestrator
-            .egress
-            .set_paused(self.prefs().cloud_paused);
-        Ok(parts)
+        slot.clone().ok_or_else(|| internal("not assembled"))
     }
 
     pub fn staged_insert(&self, id: String, a: Attachment) {
@@ -395,11 +406,12 @@ impl AppState {
             .remove(task)
     }
 
-    /// Applies the pause switch to the running egress guard, if the core is assembled yet
-    /// (otherwise `assembled` applies it when it builds).
+    /// Throws the shared Pause cloud switch (the egress guard reads it before every send).
     pub async fn apply_pause_now(&self, paused: bool) {
-        if let Some(parts) = self.assembled.lock().await.as_ref() {
-            parts.orchestrator.egress.set_paused(paused);
+        let pause = self.pause.clone();
+        let set = tokio::task::spawn_blocking(move || pause.set(paused)).await;
+        if let Ok(Err(e)) | Err(e) = set.map_err(std::io::Error::other) {
+            tracing::warn!("cannot switch Pause cloud: {e}");
         }
     }
 

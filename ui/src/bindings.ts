@@ -124,7 +124,12 @@ export type SettingsView = { policy: Policy, cloud_paused: boolean, providers: A
 /**
  * Why keys cannot be stored, when the keychain is unavailable.
  */
-keychain_error: string | null, gateway: GatewayView, shortcut: string, menu_bar_only: boolean, };
+keychain_error: string | null, gateway: GatewayView, shortcut: string, menu_bar_only: boolean, 
+/**
+ * Set when the scanner runs without its names model (missing, unverified or switched off):
+ * names and free-form addresses are then found by rules only, and the window says so.
+ */
+scan_notice: string | null, };
 
 export type Prefs = { 
 /**

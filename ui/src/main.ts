@@ -192,7 +192,14 @@ function mainWindow() {
   void ipc.onAttach((e) => chips.on(e));
   void ipc.onPrefs((p) => { pause.checked = p.cloud_paused; });
   void ipc.onOpenConversation((id) => void openConversation(id));
-  ipc.getSettings().then((s) => { pause.checked = s.cloud_paused; }).catch(() => {});
+  ipc.getSettings().then((s) => {
+    pause.checked = s.cloud_paused;
+    // Scanning with rules only is a weaker guarantee: say so where every question starts.
+    const notice = $<HTMLElement>("#scan-notice");
+    notice.hidden = !s.scan_notice;
+    notice.textContent = s.scan_notice ? "Names: rules only" : "";
+    notice.title = s.scan_notice ?? "";
+  }).catch(() => {});
   pause.onchange = () => void ipc.setCloudPaused(pause.checked).catch((e) => alert(errorText(e)));
 
   // Tabs, with arrow keys between them.

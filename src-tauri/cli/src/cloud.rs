@@ -10,6 +10,7 @@ use serde_json::json;
 use tandem_core::cloud::agents::{self, Agent, Capability, Catalog, CatalogFile, ProviderConfig};
 use tandem_core::cloud::{self, Wire};
 use tandem_core::network::{MonitorConfig, NetworkMonitor, Target};
+use tandem_core::pause::{self, PauseSwitch};
 use tandem_core::secrets::{self, ApiKey, KeySource, Keys};
 
 use crate::coded;
@@ -58,7 +59,12 @@ pub enum CloudCommand {
     },
     /// Remove a provider (and its agents) from <config>/tandem/cloud.toml.
     Remove { name: String },
-    /// Probe the providers once and print online / degraded / offline with round-trip times.
+    /// Pause cloud (for every host: the app, `tandem ask`, a running `tandem serve`).
+    Pause,
+    /// Resume: cloud providers may be used again.
+    Resume,
+    /// Pause cloud's state; when not paused, probe the providers once and print online /
+    /// degraded / offline with round-trip times (a paused Tandem does not probe).
     Status {
         #[arg(long)]
         json: bool,
@@ -278,6 +284,16 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             eprintln!("removed {name}");
             Ok(())
         }
+        CloudCommand::Pause => set_pause(true),
+        CloudCommand::Resume => set_pause(false),
+        CloudCommand::Status { json } if PauseSwitch::shared().is_paused() => {
+            if json {
+                println!("{}", json!({"paused": true, "probed": false}));
+            } else {
+                println!("Pause cloud: on (providers are not probed; tandem cloud resume)");
+            }
+            Ok(())
+        }
         CloudCommand::Status { json } => {
             let catalog = catalog()?;
             let targets: Vec<Target> = catalog
@@ -291,8 +307,14 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
                 .collect();
             let status = NetworkMonitor::check(&targets, &MonitorConfig::default()).await;
             if json {
-                println!("{}", serde_json::to_string(&status)?);
+                let mut v = serde_json::to_value(&status)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("paused".into(), json!(false));
+                    o.insert("probed".into(), json!(true));
+                }
+                println!("{v}");
             } else {
+                println!("Pause cloud: off");
                 println!("network: {:?}", status.state);
                 for p in &status.providers {
                     let rtt = p
@@ -310,4 +332,24 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `tandem cloud pause` / `resume`: throws the switch every host reads.
+fn set_pause(on: bool) -> Result<()> {
+    let switch = PauseSwitch::shared();
+    switch.set(on).with_context(|| {
+        format!(
+            "cannot switch Pause cloud ({})",
+            pause::default_path().display()
+        )
+    })?;
+    eprintln!(
+        "{}",
+        if on {
+            "Pause cloud is on: nothing is sent to cloud providers (every host)"
+        } else {
+            "Pause cloud is off: cloud providers may be used"
+        }
+    );
+    Ok(())
 }

@@ -49,7 +49,7 @@ enum Command {
     /// what (masked) goes to a cloud agent; --local forces the local model.
     Ask {
         /// Only the local model, no routing (the `ask --local --json` contract).
-        #[arg(long, conflicts_with_all = ["agent", "cloud", "attach", "policy", "explain"])]
+        #[arg(long, conflicts_with_all = ["agent", "cloud", "attach", "policy", "explain", "conversation"])]
         local: bool,
         /// Add the best-matching excerpts of the watched folders' index to the question (files
         /// from sensitive folders never leave the device).
@@ -58,6 +58,10 @@ enum Command {
         /// Attach a text file (repeatable).
         #[arg(long)]
         attach: Vec<std::path::PathBuf>,
+        /// Continue the stored conversation NAME (its id or title; created on first use): earlier
+        /// turns go along as history, and its placeholders stay the same across turns.
+        #[arg(long, value_name = "NAME")]
+        conversation: Option<String>,
         /// private (nothing non-public leaves), balanced or performance (default: the settings
         /// file's `policy`, else balanced).
         #[arg(long)]
@@ -136,6 +140,11 @@ enum Command {
         /// Model name from the manifest (default: the manifest's default).
         #[arg(long)]
         model: Option<String>,
+    },
+    /// The conversations kept on this device (the app's store; `ask --conversation` adds to them).
+    Conversations {
+        #[command(subcommand)]
+        command: orchestrate::ConversationsCommand,
     },
     /// What left this device: every request sent or blocked, and local runs (totals).
     Ledger {
@@ -243,6 +252,11 @@ fn init_logging() {
 fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
+    // Tandem's data and config directories are this user's only (the index holds the text of
+    // sensitive folders, the conversations restored originals).
+    if let Err(e) = tandem_core::private_fs::harden_own_dirs() {
+        tracing::warn!(error = %e, "cannot make Tandem's directories private");
+    }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -362,10 +376,12 @@ async fn run(cli: Cli) -> Result<()> {
             serve::serve(&settings, port, rotate_token, policy).await
         }
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
+        Command::Conversations { command } => orchestrate::conversations_cmd(command).await,
         Command::Ask {
             local,
             from_folders,
             attach,
+            conversation,
             policy,
             explain,
             agent,
@@ -385,6 +401,7 @@ async fn run(cli: Cli) -> Result<()> {
                     prompt: prompt.join(" "),
                     from_folders,
                     attach,
+                    conversation,
                     policy: match policy {
                         Some(p) => p.parse().map_err(anyhow::Error::msg)?,
                         None => settings.policy,

@@ -9,11 +9,13 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use tandem_core::cloud::agents::{Catalog, Needs};
 use tandem_core::config::Settings;
+use tandem_core::conversations::{self, ConversationError, Conversations};
 use tandem_core::egress::{Draft, Sanitizer, Turn};
 use tandem_core::host;
+use tandem_core::host::TurnRequest;
 use tandem_core::ledger::{self, Ledger};
 use tandem_core::local::{self, LocalEngine};
-use tandem_core::router::run::{Orchestrator, RunEvent, RunOptions};
+use tandem_core::router::run::{Orchestrator, RunEvent, Summary};
 use tandem_core::router::{
     self, Attachment, Context as RouteContext, LocalClass, Policy, Route, Task,
 };
@@ -29,9 +31,23 @@ pub fn ledger_path() -> PathBuf {
 /// Attachments through the same extraction as dropped files (PDF, DOCX, XLSX, HTML, ...).
 pub async fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
     let limits = tandem_core::extract::Limits::default();
+    // Provenance by path: a file under a folder marked sensitive stays local however it is named.
+    let folders = tokio::task::spawn_blocking(|| {
+        tandem_core::index::Folders::load(&tandem_core::index::Folders::file())
+    })
+    .await?
+    .map_err(coded)?;
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
-        let (a, notes) = host::attachment(p, &limits).await.map_err(coded)?;
+        let (a, notes) = host::attachment(p, &limits, &folders)
+            .await
+            .map_err(coded)?;
+        if a.sensitive_source {
+            eprintln!(
+                "notice: {} is in a folder marked sensitive: it stays on this device",
+                p.display()
+            );
+        }
         for n in &notes {
             eprintln!("notice: {}: {n}", p.display());
         }
@@ -44,15 +60,28 @@ pub async fn read_attachments(paths: &[PathBuf]) -> Result<Vec<Attachment>> {
 /// folders keep that provenance, so the router never lets their content leave.
 async fn folder_context(prompt: &str) -> Result<Vec<Attachment>> {
     let q = prompt.to_string();
-    let hits = tokio::task::spawn_blocking(move || {
-        tandem_core::index::Index::open(
+    let (hits, folders) = tokio::task::spawn_blocking(move || {
+        let folders = tandem_core::index::Folders::load(&tandem_core::index::Folders::file())?;
+        let hits = tandem_core::index::Index::open(
             &tandem_core::index::default_path(),
             tandem_core::extract::Limits::default(),
         )
-        .and_then(|i| i.related(&q, 3))
+        .and_then(|i| i.related(&q, 3))?;
+        Ok::<_, tandem_core::index::IndexError>((hits, folders))
     })
     .await?
     .map_err(coded)?;
+    // The index's mark is from the pass that read the file; the folders as they are now decide
+    // too (a folder marked sensitive since, or a sensitive folder inside a normal one).
+    let hits: Vec<_> = hits
+        .into_iter()
+        .map(|mut h| {
+            h.sensitive_source |= folders
+                .sensitive_for(std::path::Path::new(&h.path))
+                .is_some();
+            h
+        })
+        .collect();
     if hits.is_empty() {
         eprintln!("notice: nothing in the watched folders matches the question");
     }
@@ -85,6 +114,8 @@ pub struct AskArgs {
     /// Attach the best-matching excerpts of the local index (watched folders).
     pub from_folders: bool,
     pub attach: Vec<PathBuf>,
+    /// A stored conversation to continue (id or title; created on first use).
+    pub conversation: Option<String>,
     pub policy: Policy,
     pub explain: bool,
     pub json: bool,
@@ -120,13 +151,26 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     if a.from_folders {
         attachments.extend(folder_context(&a.prompt).await?);
     }
-    let (orch, catalog) = orchestrator(settings).await?;
-    let task = Task {
-        prompt: a.prompt,
-        attachments,
-        history: Vec::new(),
-        policy: a.policy,
+    // A named conversation lives in the app's store: found by id or title, made on first use.
+    let conversation = match &a.conversation {
+        Some(name) => {
+            let name = name.clone();
+            Some(
+                tokio::task::spawn_blocking(move || {
+                    let store = Conversations::open(&conversations::default_path())?;
+                    let id = match store.find(&name)? {
+                        Some(id) => id,
+                        None => store.create(&name, now_ms())?,
+                    };
+                    Ok::<_, ConversationError>((store, id))
+                })
+                .await?
+                .map_err(coded)?,
+            )
+        }
+        None => None,
     };
+    let (orch, catalog) = orchestrator(settings).await?;
     let needs = Needs {
         capabilities: a
             .needs
@@ -137,22 +181,59 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
         max_cost: a.budget,
         ..Needs::default()
     };
-    let opts = RunOptions {
-        task_id: format!("cli-{}", std::process::id()),
-        agent: a.agent,
-        force_local: false,
-        needs,
+    let req = TurnRequest {
+        conversation: conversation.as_ref().map(|(_, id)| id.clone()),
+        prompt: a.prompt.clone(),
+        attachments,
+        task: format!("cli-{}", std::process::id()),
+        policy: a.policy,
         max_tokens: a.max_tokens,
+        agent: a.agent.clone(),
+        needs,
         temperature: a.temperature,
     };
     let _ = a.cloud; // --cloud: let the picker choose (the default when the plan needs the cloud)
-    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let runner = {
-        let o = orch.clone();
-        tokio::spawn(async move { o.run(task, opts, tx).await })
-    };
     let mut stdout = std::io::stdout();
-    while let Some(ev) = rx.recv().await {
+    let mut failed: Option<anyhow::Error> = None;
+    // The one host driver: the CLI only renders its events.
+    let out = host::run_turn(
+        &orch,
+        conversation.as_ref().map(|(s, _)| s),
+        req,
+        |ev| match render(&a, &mut stdout, ev) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        },
+        std::future::pending(),
+    )
+    .await
+    .map_err(coded)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if let Some(e) = out.error {
+        return Err(coded(e));
+    }
+    let summary: Summary = out
+        .turn
+        .summary
+        .as_ref()
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    if let Some((_, id)) = &conversation {
+        if a.explain {
+            eprintln!("conversation: {id}");
+        }
+    }
+    finish_ask(&a, &catalog, &summary)
+}
+
+/// Shows one event of a run: the answer on stdout, the plan and steps on stderr with --explain.
+fn render(a: &AskArgs, stdout: &mut std::io::Stdout, ev: RunEvent) -> Result<()> {
+    {
         match ev {
             RunEvent::Plan { plan } => {
                 if a.explain {
@@ -192,7 +273,12 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
             RunEvent::Notice { text } => eprintln!("notice: {text}"),
         }
     }
-    let summary = runner.await?.map_err(coded)?;
+    Ok(())
+}
+
+/// After the answer: the accounting (--explain) and the JSON line (--json).
+fn finish_ask(a: &AskArgs, catalog: &Catalog, summary: &Summary) -> Result<()> {
+    let mut stdout = std::io::stdout();
     writeln!(stdout)?;
     let agent = summary.agent.as_deref().and_then(|n| catalog.agent(n));
     if a.explain {
@@ -202,7 +288,7 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
         );
     }
     if a.json {
-        let mut v = serde_json::to_value(&summary)?;
+        let mut v = serde_json::to_value(summary)?;
         v["provider"] = json!(agent.map(|a| a.provider.clone()));
         v["model"] = json!(agent.map(|a| a.model.clone()));
         writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
@@ -233,12 +319,15 @@ fn route_line(
             Err(e) => return json!({"id": id, "error": format!("bad \"attachments\": {e}")}),
         },
     };
-    let task = Task {
+    let mut task = Task {
         prompt: prompt.to_string(),
         attachments,
         history: Vec::new(),
         policy,
     };
+    // As a run does before planning: confidential documents and pasted blocks become private
+    // attachments, so the payload below is what the run would send.
+    router::mark_confidential(&mut task);
     // The dry run assumes a cloud agent is reachable: it shows what would leave if one were.
     let ctx = RouteContext {
         local_class: class,
@@ -361,4 +450,76 @@ pub async fn ledger_cmd(json_out: bool, limit: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(clap::Subcommand)]
+pub enum ConversationsCommand {
+    /// Every conversation: id, turns, title (newest first).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One conversation's turns (by id or title).
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a conversation: its turns and its pseudonym vault.
+    Delete { name: String },
+}
+
+/// `tandem conversations list|show|delete`.
+pub async fn conversations_cmd(command: ConversationsCommand) -> Result<()> {
+    tokio::task::spawn_blocking(move || -> Result<()> {
+        let store = Conversations::open(&conversations::default_path()).map_err(coded)?;
+        let find = |name: &str| -> Result<String> {
+            store.find(name).map_err(coded)?.with_context(|| {
+                format!("no conversation named {name:?} (tandem conversations list)")
+            })
+        };
+        match command {
+            ConversationsCommand::List { json } => {
+                let list = store.list().map_err(coded)?;
+                if json {
+                    println!("{}", serde_json::to_string(&list)?);
+                } else if list.is_empty() {
+                    println!("no conversations (tandem ask --conversation NAME \"...\")");
+                } else {
+                    for c in list {
+                        println!("{}  {:>3} turns  {}", c.id, c.turns, c.title);
+                    }
+                }
+            }
+            ConversationsCommand::Show { name, json } => {
+                let id = find(&name)?;
+                let turns = store.turns(&id).map_err(coded)?;
+                if json {
+                    println!("{}", serde_json::to_string(&turns)?);
+                } else {
+                    for t in turns {
+                        println!("> {}", t.question);
+                        for a in &t.attachments {
+                            println!("  (attached {a})");
+                        }
+                        println!("{}\n", t.answer);
+                    }
+                }
+            }
+            ConversationsCommand::Delete { name } => {
+                let id = find(&name)?;
+                store.delete(&id).map_err(coded)?;
+                eprintln!("deleted {id} (its turns and its vault)");
+            }
+        }
+        Ok(())
+    })
+    .await?
 }

@@ -5,11 +5,17 @@ use std::process::Command;
 
 mod cloud_cli;
 mod gateway_cli;
+mod privacy_e2e;
 
 fn tandem() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tandem"));
     // Run from the repository root, where models/ lives.
     c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    // Nothing is loaded from the working directory: the checkout's models are named.
+    c.env(
+        "TANDEM_MODELS_DIR",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"),
+    );
     c.env_remove("TANDEM_MODEL");
     c
 }

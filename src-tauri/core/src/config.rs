@@ -1,7 +1,7 @@
 //! Where Tandem keeps its files, and the user's settings. A raw serde struct with
 //! optional fields is validated once into `Settings` with defaults.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -141,12 +141,11 @@ impl RawConfig {
     }
 }
 
-/// `./models` when run from a checkout (it holds models.toml), else the user's data dir.
+/// The user's data dir (`<data dir>/tandem/models`). Never the working directory: a cloned
+/// repository holding `models/` (with an ONNX Runtime library of its author's choosing) must
+/// not be loaded by running `tandem` inside it. A checkout sets `TANDEM_MODELS_DIR` (the
+/// Makefile does).
 pub fn default_models_dir() -> PathBuf {
-    let here = Path::new("models");
-    if here.join("models.toml").is_file() {
-        return here.to_path_buf();
-    }
     dirs::data_dir()
         .unwrap_or_else(|| PathBuf::from("."))
         .join("tandem")

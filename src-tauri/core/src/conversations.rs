@@ -10,6 +10,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::local::{ChatMessage, Role};
+use crate::sensitivity::pseudonym::VaultData;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConversationError {
@@ -122,6 +123,12 @@ CREATE TABLE IF NOT EXISTS turns (
   body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS turns_conv ON turns(conversation, id);
+-- One pseudonym vault per conversation: the same value keeps the same placeholder in every
+-- turn. It holds originals, as the turns do; deleting the conversation deletes it.
+CREATE TABLE IF NOT EXISTS vaults (
+  conversation TEXT PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
+  data TEXT NOT NULL
+);
 ";
 
 /// A handle to the store; cheap to clone. Calls touch the disk: hosts call them from
@@ -157,12 +164,10 @@ fn title_of(question: &str) -> String {
 
 impl Conversations {
     pub fn open(path: &Path) -> Result<Self, ConversationError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                ConversationError::Db(format!("cannot create {}: {e}", dir.display()))
-            })?;
-        }
+        crate::private_fs::prepare_db(path)
+            .map_err(|e| ConversationError::Db(format!("cannot create {}: {e}", path.display())))?;
         let conn = Connection::open(path)?;
+        crate::private_fs::secure_pragmas(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
@@ -260,11 +265,64 @@ impl Conversations {
         Ok(id)
     }
 
+    /// Deletes the conversation, its turns and its vault (rows are overwritten on disk:
+    /// `secure_delete`).
     pub fn delete(&self, id: &str) -> Result<bool, ConversationError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM vaults WHERE conversation = ?1", params![id])?;
+        tx.execute("DELETE FROM turns WHERE conversation = ?1", params![id])?;
+        let n = tx.execute("DELETE FROM conversations WHERE id = ?1", params![id])?;
+        tx.commit()?;
+        Ok(n > 0)
+    }
+
+    /// The conversation whose id is `name`, else the most recent one titled `name`.
+    pub fn find(&self, name: &str) -> Result<Option<String>, ConversationError> {
         Ok(self
             .conn()
-            .execute("DELETE FROM conversations WHERE id = ?1", params![id])?
-            > 0)
+            .query_row(
+                "SELECT id FROM conversations WHERE id = ?1 OR title = ?1
+                 ORDER BY (id = ?1) DESC, updated_ms DESC LIMIT 1",
+                params![name],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// A new, empty conversation titled `title`; returns its id.
+    pub fn create(&self, title: &str, ts_ms: i64) -> Result<String, ConversationError> {
+        let id = new_id();
+        self.conn().execute(
+            "INSERT INTO conversations (id, title, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+            params![id, title, ts_ms],
+        )?;
+        Ok(id)
+    }
+
+    /// The conversation's pseudonym vault (empty when it has none yet).
+    pub fn vault(&self, id: &str) -> Result<VaultData, ConversationError> {
+        let data: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT data FROM vaults WHERE conversation = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(match data {
+            Some(d) => serde_json::from_str(&d)?,
+            None => VaultData::default(),
+        })
+    }
+
+    pub fn save_vault(&self, id: &str, vault: &VaultData) -> Result<(), ConversationError> {
+        self.conn().execute(
+            "INSERT INTO vaults (conversation, data) VALUES (?1, ?2)
+             ON CONFLICT(conversation) DO UPDATE SET data = excluded.data",
+            params![id, serde_json::to_string(vault)?],
+        )?;
+        Ok(())
     }
 }
 
@@ -279,15 +337,49 @@ pub fn history(turns: &[Turn]) -> Vec<ChatMessage> {
                 ChatMessage {
                     role: Role::Assistant,
                     content: t.answer.clone(),
+                    derived_private: derived_from_private(t),
                 },
             ]
         })
         .collect()
 }
 
+/// Whether the local model wrote this turn's answer while reading material the plan kept on the
+/// device (a sensitive file, a confidential block, private passages): such an answer carries
+/// that material's provenance and never goes out as history, whatever it says.
+pub fn derived_from_private(t: &Turn) -> bool {
+    let Some(plan) = &t.plan else {
+        return false;
+    };
+    let private = plan["fragments"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f["class"] == "local_only"));
+    let s = t.summary.as_ref();
+    let local_wrote = s.is_none_or(|s| s["agent"].is_null() || s["fell_back"] == true)
+        || plan["route"] == "local"
+        || plan["strategy"] == "cloud_plans";
+    private && local_wrote
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_written_locally_from_private_material_stay_out_of_history() {
+        let mut t = turn("Summarise my lab file", "Your HbA1c was 8.4.", 1);
+        t.plan = Some(
+            serde_json::json!({"route": "split", "strategy": "cloud_plans",
+            "fragments": [{"source": "lab.txt", "start": 0, "end": 9, "class": "local_only"}]}),
+        );
+        t.summary = Some(serde_json::json!({"agent": "lb", "fell_back": false}));
+        let h = history(&[t.clone()]);
+        assert!(h[1].derived_private, "kept for the local model, never sent");
+        // The cloud's own answer to a masked question goes on as usual.
+        t.plan = Some(serde_json::json!({"route": "split", "strategy": "mask",
+            "fragments": [{"source": "prompt", "start": 0, "end": 9, "class": "maskable"}]}));
+        assert!(!history(&[t])[1].derived_private);
+    }
 
     fn turn(q: &str, a: &str, ts: i64) -> Turn {
         Turn {

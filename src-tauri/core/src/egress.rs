@@ -4,8 +4,9 @@
 //! exact payload (last-line check: anything sensitive that is not a placeholder blocks it),
 //! and records what left (or was blocked) in the ledger before any byte goes out.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use crate::pause::PauseSwitch;
 
 use futures::{FutureExt, StreamExt};
 use serde::Serialize;
@@ -171,10 +172,7 @@ impl Sanitizer {
             if t.role == Role::User && !only_withheld {
                 useful = true;
             }
-            messages.push(ChatMessage {
-                role: t.role,
-                content,
-            });
+            messages.push(ChatMessage::new(t.role, content));
         }
         if !useful {
             return Err(EgressError::NothingToSend);
@@ -233,25 +231,42 @@ pub struct Egress {
     scanner: Arc<Scanner>,
     ledger: Option<Ledger>,
     /// Shared with a send's retry hook, which re-checks it before each new transmission.
-    paused_flag: Arc<AtomicBool>,
+    pause: Arc<PauseSwitch>,
 }
 
 impl Egress {
+    /// An egress guard with a pause switch of its own (tests, benchmarks).
     pub fn new(scanner: Arc<Scanner>, ledger: Option<Ledger>) -> Self {
+        Self::with_pause(scanner, ledger, Arc::new(PauseSwitch::memory()))
+    }
+
+    /// An egress guard obeying `pause` (hosts pass the shared, persisted switch).
+    pub fn with_pause(
+        scanner: Arc<Scanner>,
+        ledger: Option<Ledger>,
+        pause: Arc<PauseSwitch>,
+    ) -> Self {
         Self {
             scanner,
             ledger,
-            paused_flag: Arc::new(AtomicBool::new(false)),
+            pause,
         }
     }
 
-    /// "Pause cloud": while set, nothing leaves.
+    /// "Pause cloud": while set, nothing leaves. A persisted switch tells every host.
     pub fn set_paused(&self, paused: bool) {
-        self.paused_flag.store(paused, Ordering::SeqCst);
+        if let Err(e) = self.pause.set(paused) {
+            tracing::warn!(error = %e, paused, "could not switch Pause cloud");
+        }
     }
 
+    /// Read before every transmission.
     pub fn paused(&self) -> bool {
-        self.paused_flag.load(Ordering::SeqCst)
+        self.pause.is_paused()
+    }
+
+    pub fn pause_switch(&self) -> &Arc<PauseSwitch> {
+        &self.pause
     }
 
     pub fn ledger(&self) -> Option<&Ledger> {
@@ -315,7 +330,7 @@ impl Egress {
             self.ledger.clone(),
             current.clone(),
             outbound.clone(),
-            self.paused_flag.clone(),
+            self.pause.clone(),
         );
         let before_retry = move |e: &CloudError| {
             let (ledger, cur, again, paused) =
@@ -323,7 +338,7 @@ impl Egress {
             let error = e.code_string();
             async move {
                 let Some(l) = ledger else {
-                    return !paused.load(Ordering::SeqCst);
+                    return !paused.is_paused();
                 };
                 let last = cur.lock().unwrap_or_else(|p| p.into_inner()).take();
                 if let Some(id) = last {
@@ -331,7 +346,7 @@ impl Egress {
                         tracing::warn!(error = %le, "could not complete a ledger record");
                     }
                 }
-                if paused.load(Ordering::SeqCst) {
+                if paused.is_paused() {
                     return false;
                 }
                 match l.sent(again).await {

@@ -13,6 +13,7 @@ use crate::config::Settings;
 use crate::conversations::{history, ConversationError, Conversations, Document, Turn};
 use crate::egress::{Egress, Sanitizer};
 use crate::extract::{self, ExtractError};
+use crate::index::Folders;
 use crate::ledger::{self, Ledger};
 use crate::local::{LocalEngine, LocalError};
 use crate::router::run::{Orchestrator, RunError, RunEvent, RunOptions};
@@ -102,10 +103,11 @@ pub async fn assemble(
     let keys = tokio::task::spawn_blocking(Keys::os)
         .await
         .map_err(joined)?;
-    assemble_with(settings, scanner, ledger, keys, local).await
+    let pause = Arc::new(crate::pause::PauseSwitch::shared());
+    assemble_with(settings, scanner, ledger, keys, pause, local).await
 }
 
-/// `assemble` with a scanner, ledger and key store the host already holds (the app opens
+/// `assemble` with a scanner, ledger, key store and pause switch the host already holds (the app opens
 /// them before the model has loaded, for dropped files, the ledger view and Settings; its
 /// key commands and the orchestrator then share one store).
 pub async fn assemble_with(
@@ -113,6 +115,7 @@ pub async fn assemble_with(
     scanner: Arc<Scanner>,
     ledger: Ledger,
     keys: Keys,
+    pause: Arc<crate::pause::PauseSwitch>,
     local: Result<Arc<dyn LocalEngine>, LocalError>,
 ) -> Result<Assembled, HostError> {
     let mut notices: Vec<String> = scanner.notices().to_vec();
@@ -124,7 +127,12 @@ pub async fn assemble_with(
             "no keychain ({e}): only TANDEM_KEY_* variables are read"
         ));
     }
-    let egress = Arc::new(Egress::new(scanner.clone(), Some(ledger.clone())));
+    // Every host obeys the one persisted Pause cloud switch (the app passes its own path in tests).
+    let egress = Arc::new(Egress::with_pause(
+        scanner.clone(),
+        Some(ledger.clone()),
+        pause,
+    ));
     let local = match local {
         Ok(l) => Some(l),
         Err(e) => {
@@ -154,11 +162,21 @@ pub async fn assemble_with(
 }
 
 /// A file read as an attachment through the same extraction as dropped files (PDF, DOCX,
-/// XLSX, HTML, ...); the extraction's notes come back beside it.
+/// XLSX, HTML, ...); the extraction's notes come back beside it. Its provenance comes from its
+/// real path: under any folder marked sensitive in `folders` it is local only, however it
+/// arrived (dropped, picked, `--attach`, named by a gateway client).
 pub async fn attachment(
     path: &Path,
     limits: &extract::Limits,
+    folders: &Folders,
 ) -> Result<(Attachment, Vec<String>), ExtractError> {
+    let sensitive_source = {
+        let (p, f) = (path.to_path_buf(), folders.clone());
+        tokio::task::spawn_blocking(move || f.sensitive_for(&p).is_some())
+            .await
+            // Could not tell: the safe side.
+            .unwrap_or(true)
+    };
     let doc = extract::extract(path, limits).await?;
     let name = path
         .file_name()
@@ -168,14 +186,14 @@ pub async fn attachment(
         Attachment {
             name,
             text: doc.text,
-            sensitive_source: false,
+            sensitive_source,
         },
         doc.notes,
     ))
 }
 
 /// One question of a conversation, as a host asks it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct TurnRequest {
     /// `None` starts a new conversation.
     pub conversation: Option<String>,
@@ -185,6 +203,10 @@ pub struct TurnRequest {
     pub task: String,
     pub policy: crate::router::Policy,
     pub max_tokens: usize,
+    /// Ask this agent (the privacy rules still apply).
+    pub agent: Option<String>,
+    pub needs: crate::cloud::agents::Needs,
+    pub temperature: Option<f64>,
 }
 
 /// How a turn ended; the turn is stored on the device in every case.
@@ -203,26 +225,33 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// Runs one question: earlier turns of the conversation go along as history, each event goes
-/// to `on_event` (which returns false when its listener has gone: the run stops), `stop`
-/// resolving ends the run early and keeps the text so far. The turn — answer, plan, summary,
-/// notices, error, time — is appended to `store` whatever happened.
+/// Runs one question for every host (the app, `tandem ask`): earlier turns of the conversation
+/// go along as history, every cloud step masks with the conversation's vault (one placeholder
+/// per value for the whole conversation), each event goes to `on_event` (which returns false
+/// when its listener has gone: the run stops), `stop` resolving ends the run early and keeps
+/// the text so far. With a `store`, the turn — answer, plan, summary, notices, error, time —
+/// and the vault are stored whatever happened; without one (a one-off `tandem ask`) nothing is.
 pub async fn run_turn(
     orch: &Arc<Orchestrator>,
-    store: &Conversations,
+    store: Option<&Conversations>,
     req: TurnRequest,
     mut on_event: impl FnMut(RunEvent) -> bool,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<TurnOutcome, HostError> {
-    let earlier = match &req.conversation {
-        Some(id) => {
+    let (earlier, vault) = match (&req.conversation, store) {
+        (Some(id), Some(store)) => {
             let (s, id) = (store.clone(), id.clone());
-            tokio::task::spawn_blocking(move || s.turns(&id))
-                .await
-                .map_err(joined)??
+            tokio::task::spawn_blocking(move || {
+                Ok::<_, ConversationError>((s.turns(&id)?, s.vault(&id)?))
+            })
+            .await
+            .map_err(joined)??
         }
-        None => Vec::new(),
+        _ => (Vec::new(), Default::default()),
     };
+    let vault = Arc::new(std::sync::Mutex::new(
+        crate::sensitivity::Pseudonymizer::import(&vault),
+    ));
     let mut turn = Turn {
         task: req.task.clone(),
         ts_ms: now_ms(),
@@ -244,6 +273,10 @@ pub async fn run_turn(
     let opts = RunOptions {
         task_id: req.task,
         max_tokens: req.max_tokens,
+        agent: req.agent.clone(),
+        needs: req.needs.clone(),
+        temperature: req.temperature,
+        vault: Some(vault.clone()),
         ..RunOptions::default()
     };
     let started = std::time::Instant::now();
@@ -288,10 +321,20 @@ pub async fn run_turn(
         }
         Some(Err(e)) => return Err(HostError::Internal(e.to_string())),
     }
-    let (s, c, t) = (store.clone(), req.conversation.clone(), turn.clone());
-    let conversation = tokio::task::spawn_blocking(move || s.append(c.as_deref(), &t))
-        .await
-        .map_err(joined)??;
+    let conversation = match store {
+        Some(store) => {
+            let (s, c, t) = (store.clone(), req.conversation.clone(), turn.clone());
+            let v = vault.lock().unwrap_or_else(|p| p.into_inner()).export();
+            tokio::task::spawn_blocking(move || {
+                let id = s.append(c.as_deref(), &t)?;
+                s.save_vault(&id, &v)?;
+                Ok::<_, ConversationError>(id)
+            })
+            .await
+            .map_err(joined)??
+        }
+        None => req.conversation.clone().unwrap_or_default(),
+    };
     Ok(TurnOutcome {
         conversation,
         turn,

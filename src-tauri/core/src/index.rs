@@ -94,7 +94,7 @@ impl Filter {
 }
 
 /// The folders file, `<config dir>/folders.toml`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Folders {
     #[serde(default, rename = "folder")]
     pub folders: Vec<Folder>,
@@ -129,9 +129,8 @@ impl Folders {
         }
         let text = toml::to_string(self).map_err(|e| err(e.to_string()))?;
         // Written beside and renamed: a crash never leaves half a file.
-        let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text).map_err(|e| err(e.to_string()))?;
-        std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
+        // Which folders are sensitive says a lot about the user: this user only.
+        crate::private_fs::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))
     }
 
     /// Adds (or relabels) a folder; the path must be an existing directory.
@@ -169,6 +168,22 @@ impl Folders {
         Ok(f)
     }
 
+    /// The folder marked sensitive that encloses `path`, if any. The path's real location counts
+    /// (symlinks resolved), so a link from elsewhere into a sensitive folder is sensitive too;
+    /// with nested folders any sensitive one wins, whatever order they were added in. This is
+    /// the one place a path becomes provenance: attachments, folder excerpts and index passes
+    /// all ask here.
+    pub fn sensitive_for(&self, path: &Path) -> Option<&Folder> {
+        let real = std::fs::canonicalize(path).ok();
+        let abs = std::path::absolute(path).ok();
+        self.folders.iter().filter(|f| f.sensitive).find(|f| {
+            [real.as_deref(), abs.as_deref(), Some(path)]
+                .into_iter()
+                .flatten()
+                .any(|p| p.starts_with(&f.path))
+        })
+    }
+
     pub fn remove(&mut self, path: &Path) -> bool {
         let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let before = self.folders.len();
@@ -199,6 +214,9 @@ CREATE TABLE IF NOT EXISTS files (
   indexed_ms INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS queue (path TEXT PRIMARY KEY, folder TEXT NOT NULL, sensitive INTEGER NOT NULL);
+-- Folders last enqueued as sensitive: a file under any of them is sensitive, whichever
+-- enclosing folder queued it (nested folders, added in any order).
+CREATE TABLE IF NOT EXISTS sensitive_roots (path TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, seq UNINDEXED, text);
 CREATE TABLE IF NOT EXISTS docs (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 ";
@@ -321,10 +339,13 @@ fn chunks(text: &str) -> Vec<&str> {
 
 impl Index {
     pub fn open(path: &Path, limits: Limits) -> Result<Self, IndexError> {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
+        // The index holds the full text of sensitive folders: this user only.
+        crate::private_fs::prepare_db(path).map_err(|e| IndexError::Folder {
+            path: path.display().to_string(),
+            message: format!("cannot create the index: {e}"),
+        })?;
         let conn = Connection::open(path)?;
+        crate::private_fs::secure_pragmas(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
@@ -335,6 +356,17 @@ impl Index {
     /// followed: no loops, no leaving the folder). Unreadable sub-folders are skipped.
     pub fn enqueue_folder(&mut self, folder: &Folder) -> Result<u64, IndexError> {
         let filter = Filter::new(folder)?;
+        let root = folder.path.to_string_lossy();
+        if folder.sensitive {
+            self.conn.execute(
+                "INSERT OR IGNORE INTO sensitive_roots (path) VALUES (?1)",
+                params![root],
+            )?;
+        } else {
+            self.conn
+                .execute("DELETE FROM sensitive_roots WHERE path = ?1", params![root])?;
+        }
+        let roots = self.sensitive_roots()?;
         let tx = self.conn.transaction()?;
         let mut n = 0;
         {
@@ -356,10 +388,11 @@ impl Index {
                     if ft.is_dir() {
                         stack.push(p);
                     } else if (ft.is_file() || ft.is_symlink()) && filter.allows(&folder.path, &p) {
+                        let sensitive = folder.sensitive || roots.iter().any(|r| p.starts_with(r));
                         ins.execute(params![
                             p.to_string_lossy(),
                             folder.path.to_string_lossy(),
-                            folder.sensitive
+                            sensitive
                         ])?;
                         n += 1;
                     }
@@ -404,6 +437,48 @@ impl Index {
         Ok(stats)
     }
 
+    fn sensitive_roots(&self) -> Result<Vec<PathBuf>, IndexError> {
+        let mut st = self.conn.prepare("SELECT path FROM sensitive_roots")?;
+        let roots = st
+            .query_map([], |r| r.get::<_, String>(0))?
+            .map(|r| r.map(PathBuf::from))
+            .collect::<Result<_, _>>()?;
+        Ok(roots)
+    }
+
+    /// Extracts on a thread of its own with a large stack, the panic guard and the same
+    /// timeout as attachments: a parser that never finishes is abandoned (its thread ends on
+    /// its own), and the pass moves on.
+    fn extract_guarded(&self, path: &Path) -> Result<extract::Extracted, extract::ExtractError> {
+        let shown = path.display().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (p, limits) = (path.to_path_buf(), self.limits.clone());
+        let spawned = std::thread::Builder::new()
+            .name("tandem-extract".into())
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let r = std::panic::catch_unwind(|| extract::extract_file(&p, &limits));
+                let _ = tx.send(r);
+            });
+        let panicked = || extract::ExtractError::Panicked {
+            path: shown.clone(),
+            kind: "document",
+        };
+        if spawned.is_err() {
+            return Err(panicked());
+        }
+        match rx.recv_timeout(self.limits.timeout) {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(panicked()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                Err(extract::ExtractError::Timeout {
+                    path: shown.clone(),
+                    seconds: self.limits.timeout.as_secs(),
+                })
+            }
+        }
+    }
+
     /// Indexes one file now (a watcher calls this after the file settled).
     pub fn index_file(
         &mut self,
@@ -413,6 +488,7 @@ impl Index {
         scanner: &Scanner,
     ) -> Result<Outcome, IndexError> {
         let key = path.to_string_lossy().into_owned();
+        let sensitive = sensitive || self.sensitive_roots()?.iter().any(|r| path.starts_with(r));
         let meta = match std::fs::metadata(path) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -425,26 +501,50 @@ impl Index {
         let (size, mtime) = meta
             .map(|m| (m.len() as i64, mtime_ns(&m)))
             .unwrap_or((0, 0));
-        let known: Option<(i64, i64, Option<String>, String)> = self
+        let known: Option<(i64, i64, Option<String>, String, bool)> = self
             .conn
             .query_row(
-                "SELECT size, mtime_ns, hash, status FROM files WHERE path = ?1",
+                "SELECT size, mtime_ns, hash, status, sensitive_source FROM files WHERE path = ?1",
                 params![key],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
-        if let Some((s, m, _, status)) = &known {
-            if *s == size && *m == mtime && status == "indexed" {
-                return Ok(Outcome::Unchanged);
+        if let Some((s, m, _, status, was_sensitive)) = &known {
+            if *s == size && *m == mtime {
+                match status.as_str() {
+                    // Marked sensitive since it was read: the mark changes, not the text.
+                    "indexed" | "failed" => {
+                        if *was_sensitive != sensitive {
+                            self.conn.execute(
+                                "UPDATE files SET sensitive_source = ?2 WHERE path = ?1",
+                                params![key, sensitive],
+                            )?;
+                        }
+                        // A file that failed is recorded once, not read again every pass,
+                        // until it changes.
+                        return Ok(Outcome::Unchanged);
+                    }
+                    // The process died while reading this very file (a parser that aborts
+                    // or overflows its stack is past any guard): record it failed once.
+                    "extracting" => {
+                        self.conn.execute(
+                            "UPDATE files SET status = 'failed', error_code = 'extract.crashed', error = ?2, sensitive_source = ?3, indexed_ms = ?4 WHERE path = ?1",
+                            params![key, format!("{key}: Tandem stopped while reading this file; it is not read again until it changes"), sensitive, now_ms()],
+                        )?;
+                        return Ok(Outcome::Failed);
+                    }
+                    _ => {}
+                }
             }
         }
-        let doc = std::panic::catch_unwind(|| extract::extract_file(path, &self.limits))
-            .unwrap_or_else(|_| {
-                Err(extract::ExtractError::Panicked {
-                    path: key.clone(),
-                    kind: "document",
-                })
-            });
+        // Marked before reading: if this file takes the process down, the next pass knows.
+        self.conn.execute(
+            "INSERT INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
+             VALUES (?1, ?2, ?3, ?4, NULL, NULL, 'extracting', NULL, NULL, NULL, NULL, ?5, ?6)
+             ON CONFLICT(path) DO UPDATE SET status = 'extracting', size = excluded.size, mtime_ns = excluded.mtime_ns, sensitive_source = excluded.sensitive_source",
+            params![key, folder, size, mtime, sensitive, now_ms()],
+        )?;
+        let doc = self.extract_guarded(path);
         let doc = match doc {
             Ok(d) => d,
             Err(e) => {
@@ -460,12 +560,12 @@ impl Index {
             }
         };
         let hash = hex::encode(sha2::Sha256::digest(doc.text.as_bytes()));
-        if let Some((_, _, Some(h), status)) = &known {
+        if let Some((_, _, Some(h), status, _)) = &known {
             if *h == hash && status == "indexed" {
                 // Touched, not changed (a save without edits): keep the chunks.
                 self.conn.execute(
-                    "UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1",
-                    params![key, size, mtime],
+                    "UPDATE files SET size = ?2, mtime_ns = ?3, status = 'indexed', sensitive_source = ?4 WHERE path = ?1",
+                    params![key, size, mtime, sensitive],
                 )?;
                 return Ok(Outcome::Unchanged);
             }

@@ -228,11 +228,10 @@ impl Ledger {
         clock: Box<dyn Clock>,
         retention: Retention,
     ) -> Result<Self, LedgerError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| LedgerError::Db(format!("cannot create {}: {e}", dir.display())))?;
-        }
+        crate::private_fs::prepare_db(path)
+            .map_err(|e| LedgerError::Db(format!("cannot create {}: {e}", path.display())))?;
         let conn = Connection::open(path)?;
+        crate::private_fs::secure_pragmas(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(Duration::from_secs(5))?;

@@ -17,6 +17,8 @@ pub mod ledger;
 pub mod local;
 pub mod models;
 pub mod network;
+pub mod pause;
+pub mod private_fs;
 pub mod router;
 pub mod secrets;
 pub mod sensitivity;

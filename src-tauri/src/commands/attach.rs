@@ -48,13 +48,24 @@ pub enum AttachEvent {
 /// Extracts and scans one file and stages it for the next question. Paths come from the
 /// native drop event or the native file dialog, never from the page.
 pub async fn stage(state: &AppState, path: &Path) -> Result<Chip, CommandError> {
-    let (attachment, notes) = host::attachment(path, &Limits::default()).await?;
+    // Which folders are sensitive decides the file's provenance; a folders file that cannot
+    // be read is an error, not "nothing is sensitive".
+    let file = state.paths.folders.clone();
+    let folders =
+        tauri::async_runtime::spawn_blocking(move || tandem_core::index::Folders::load(&file))
+            .await
+            .map_err(super::internal)??;
+    let (attachment, notes) = host::attachment(path, &Limits::default(), &folders).await?;
     let scanner = state.scanner().await?;
     let text = attachment.text.clone();
-    let report =
-        tauri::async_runtime::spawn_blocking(move || scanner.scan_with(&text, Provenance::Content))
-            .await
-            .map_err(super::internal)?;
+    let provenance = if attachment.sensitive_source {
+        Provenance::SensitiveSource
+    } else {
+        Provenance::Content
+    };
+    let report = tauri::async_runtime::spawn_blocking(move || scanner.scan_with(&text, provenance))
+        .await
+        .map_err(super::internal)?;
     let mut counts = BTreeMap::new();
     for s in &report.spans {
         *counts.entry(s.label.clone()).or_insert(0) += 1;

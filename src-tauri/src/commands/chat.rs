@@ -68,11 +68,12 @@ pub async fn ask(
         task: task.clone(),
         policy: state.policy(),
         max_tokens: max_tokens.unwrap_or(512),
+        ..TurnRequest::default()
     };
     // A closed window ends the channel: the answer stops like a stop click.
     let out = host::run_turn(
         &parts.orchestrator,
-        &store,
+        Some(&store),
         req,
         |ev| on_event.send(ev).is_ok(),
         async {

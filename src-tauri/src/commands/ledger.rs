@@ -45,7 +45,8 @@ pub async fn export_ledger<R: Runtime>(
     let p = path.clone();
     tauri::async_runtime::spawn_blocking(move || {
         let body = serde_json::to_vec_pretty(&entries).map_err(internal)?;
-        std::fs::write(&p, body).map_err(|e| CommandError {
+        // The ledger holds every payload that left: this user only.
+        tandem_core::private_fs::write_private(&p, &body).map_err(|e| CommandError {
             code: "app.write_failed".into(),
             message: format!("cannot write {}: {e}", p.display()),
         })

@@ -35,6 +35,9 @@ pub struct SettingsView {
     pub gateway: GatewayView,
     pub shortcut: String,
     pub menu_bar_only: bool,
+    /// Set when the scanner runs without its names model (missing, unverified or switched off):
+    /// names and free-form addresses are then found by rules only, and the window says so.
+    pub scan_notice: Option<String>,
 }
 
 #[derive(Debug, Serialize, ts_rs::TS)]
@@ -75,6 +78,11 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
         .map_err(internal)??;
     let prefs = state.prefs();
     let port = state.gateway.lock().await.as_ref().map(|g| g.port);
+    let scan_notice = match state.scanner().await {
+        Ok(s) if s.has_ner() => None,
+        Ok(s) => s.notices().first().cloned(),
+        Err(e) => Some(e.message),
+    };
     Ok(SettingsView {
         policy: state.policy(),
         cloud_paused: prefs.cloud_paused,
@@ -88,6 +96,7 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
         shortcut: prefs
             .shortcut
             .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string()),
+        scan_notice,
         menu_bar_only: prefs.menu_bar_only,
     })
 }

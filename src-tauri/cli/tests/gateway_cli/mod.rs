@@ -39,14 +39,14 @@ fn python_with_openai() -> PathBuf {
 }
 
 /// A running `tandem serve --port 0`, killed on drop; `url` is what it printed.
-struct Server {
+pub(super) struct Server {
     child: Child,
-    url: String,
+    pub(super) url: String,
     stderr: String,
 }
 
 impl Server {
-    fn start(c: &mut Command, extra: &[&str]) -> Self {
+    pub(super) fn start(c: &mut Command, extra: &[&str]) -> Self {
         c.args(["serve", "--port", "0"])
             .args(extra)
             .stdin(Stdio::null())

@@ -160,12 +160,7 @@ impl CatalogFile {
             |e: std::io::Error| CloudError::Config(format!("cannot write {}: {e}", path.display()));
         let text = toml::to_string_pretty(self)
             .map_err(|e| CloudError::Config(format!("cannot encode the catalog: {e}")))?;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        crate::private_fs::write_private(path, text.as_bytes()).map_err(io)
     }
 
     /// Adds or replaces (by name) a provider.

@@ -19,19 +19,144 @@ fn corrupt(path: &Path, kind: &'static str, detail: impl std::fmt::Display) -> E
     }
 }
 
+/// Arrays and dictionaries nested deeper than this are refused before parsing: lopdf parses
+/// them recursively, and a stack overflow aborts the process past any panic guard (a known
+/// lopdf advisory). Real documents nest a handful of levels.
+pub(crate) const MAX_PDF_NESTING: usize = 256;
+
+/// The deepest `[`/`<<` nesting in a PDF's bytes outside strings, comments and streams.
+fn pdf_nesting(bytes: &[u8]) -> usize {
+    let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                // A literal string: balanced parentheses, backslash escapes.
+                let mut level = 1;
+                i += 1;
+                while i < bytes.len() && level > 0 {
+                    match bytes[i] {
+                        b'\\' => i += 1,
+                        b'(' => level += 1,
+                        b')' => level -= 1,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'<' if bytes.get(i + 1) == Some(&b'<') => {
+                depth += 1;
+                i += 1;
+            }
+            b'<' => {
+                // A hex string.
+                while i < bytes.len() && bytes[i] != b'>' {
+                    i += 1;
+                }
+            }
+            b'>' if bytes.get(i + 1) == Some(&b'>') => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b's' if bytes[i..].starts_with(b"stream")
+                && matches!(bytes.get(i + 6), Some(b'\r' | b'\n')) =>
+            {
+                // Stream data is binary: skip to its end.
+                match memchr::memmem::find(&bytes[i..], b"endstream") {
+                    Some(n) => i += n + 9,
+                    None => return max,
+                }
+                continue;
+            }
+            _ => {}
+        }
+        max = max.max(depth);
+        i += 1;
+    }
+    max
+}
+
 pub(crate) fn pdf(path: &Path, bytes: &[u8]) -> Result<String, ExtractError> {
     if !bytes.starts_with(b"%PDF-") {
         return Err(corrupt(path, "PDF", "no %PDF- header"));
     }
-    // Parsers of this format are known to panic on odd fonts; a panic here is one bad file.
-    match std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(bytes)) {
-        Ok(Ok(text)) => Ok(text),
-        Ok(Err(e)) => Err(corrupt(path, "PDF", e)),
-        Err(_) => Err(ExtractError::Panicked {
+    let nesting = pdf_nesting(bytes);
+    if nesting > MAX_PDF_NESTING {
+        return Err(corrupt(
+            path,
+            "PDF",
+            format!("objects nested {nesting} deep (more than {MAX_PDF_NESTING}): not parsed"),
+        ));
+    }
+    // Parsed on a thread with a large stack (nesting inside compressed object streams is not
+    // seen by the check above), behind a panic guard: parsers of this format are known to panic
+    // on odd fonts, and a panic here is one bad file.
+    let owned = bytes.to_vec();
+    let parsed = std::thread::Builder::new()
+        .name("tandem-pdf".into())
+        .stack_size(256 << 20)
+        .spawn(move || {
+            std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&owned))
+                .map(|r| r.map_err(|e| e.to_string()))
+        })
+        .ok()
+        .and_then(|t| t.join().ok());
+    match parsed {
+        Some(Ok(Ok(text))) => Ok(text),
+        Some(Ok(Err(e))) => Err(corrupt(path, "PDF", e)),
+        _ => Err(ExtractError::Panicked {
             path: shown(path),
             kind: "PDF",
         }),
     }
+}
+
+/// Refuses a workbook whose shared-string table declares more entries than its size could hold:
+/// calamine reserves room for the declared count before reading, so a 1 KB file declaring four
+/// billion strings aborts the process on allocation (past any panic guard).
+fn check_shared_strings(
+    path: &Path,
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+) -> Result<(), ExtractError> {
+    let names: Vec<String> = zip
+        .file_names()
+        .filter(|n| n.to_ascii_lowercase().ends_with("sharedstrings.xml"))
+        .map(String::from)
+        .collect();
+    for name in names {
+        let f = zip.by_name(&name).map_err(|e| corrupt(path, "XLSX", e))?;
+        let size = f.size();
+        // The declaration sits in the root element, at the start of the part.
+        let mut head = Vec::new();
+        f.take(4096)
+            .read_to_end(&mut head)
+            .map_err(|e| corrupt(path, "XLSX", e))?;
+        let head = String::from_utf8_lossy(&head);
+        for attr in ["uniqueCount=\"", "count=\""] {
+            let Some(at) = head.find(attr) else { continue };
+            let digits: String = head[at + attr.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            // Each entry takes at least `<si/>` (5 bytes); too many digits is too many entries.
+            let declared = digits.parse::<u64>().unwrap_or(u64::MAX);
+            if declared > size / 5 + 16 {
+                return Err(corrupt(
+                    path,
+                    "XLSX",
+                    format!("its shared-string table declares {declared} entries in {size} bytes"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Opens a zip and refuses it when what it declares would inflate past the limit, or when an
@@ -168,7 +293,8 @@ pub(crate) fn xlsx(
     notes: &mut Vec<String>,
 ) -> Result<String, ExtractError> {
     // The bomb check runs on our own view of the archive; calamine then opens it again.
-    open_zip(path, "XLSX", bytes, limits)?;
+    let mut zip = open_zip(path, "XLSX", bytes, limits)?;
+    check_shared_strings(path, &mut zip)?;
     let mut wb: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(|e| corrupt(path, "XLSX", e))?;
     let mut out = String::new();
     let mut cells = 0u64;

@@ -322,7 +322,7 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
                 text.join("\n")
             }
         };
-        messages.push(ChatMessage { role, content });
+        messages.push(ChatMessage::new(role, content));
     }
     let last = messages
         .pop()

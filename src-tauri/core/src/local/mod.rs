@@ -37,14 +37,24 @@ pub enum Role {
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    /// Written on this device from material the plan kept local (a sensitive file, a
+    /// confidential block): the local model may read it again as history, the cloud never
+    /// does. Provenance, not wire data: never serialized.
+    #[serde(skip)]
+    pub derived_private: bool,
 }
 
 impl ChatMessage {
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
-            role: Role::User,
+            role,
             content: content.into(),
+            derived_private: false,
         }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
     }
 }
 

@@ -57,7 +57,7 @@ pub struct Task {
     pub policy: Policy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
     Local,
@@ -161,7 +161,69 @@ pub fn confidential_marker(text: &str) -> Option<&'static str> {
         .map(|m| CONFIDENTIAL_MARKERS[m.pattern().as_usize()])
 }
 
-/// Treats attachments that mark themselves confidential as files from a sensitive folder.
+/// A block pasted into the prompt: a paragraph (between blank lines) of at least two lines or
+/// `PASTED_WORDS` words. A short question that mentions "confidential" is not one.
+const PASTED_WORDS: usize = 15;
+
+/// Name of the `n`th confidential block taken out of a prompt (what the plan's reasons and the
+/// local model see; nothing about its content).
+pub fn pasted_block_name(n: usize) -> String {
+    format!("pasted block {n}")
+}
+
+/// Splits `prompt` into the text that stays in the prompt and the pasted blocks that mark
+/// themselves confidential (each replaced in the prompt by a one-line reference).
+fn confidential_blocks(prompt: &str) -> Option<(String, Vec<String>)> {
+    confidential_marker(prompt)?;
+    let mut kept = String::with_capacity(prompt.len());
+    let mut blocks = Vec::new();
+    // Paragraphs with the blank lines that separate them, so the rest is kept as written.
+    let mut rest = prompt;
+    while !rest.is_empty() {
+        let (para, tail) = match rest.find("\n\n") {
+            Some(i) => {
+                let j = rest[i..]
+                    .find(|c: char| c != '\n' && c != '\r' && c != ' ' && c != '\t')
+                    .map_or(rest.len(), |k| i + k);
+                (&rest[..i], &rest[i..j])
+            }
+            None => (rest, ""),
+        };
+        let lines = para.lines().filter(|l| !l.trim().is_empty()).count();
+        let words = para.split_whitespace().count();
+        if confidential_marker(para).is_some() && (lines >= 2 || words >= PASTED_WORDS) {
+            blocks.push(para.to_string());
+            kept.push_str(&format!(
+                "[{}: private, it stays on this device]",
+                pasted_block_name(blocks.len())
+            ));
+        } else {
+            kept.push_str(para);
+        }
+        kept.push_str(tail);
+        rest = &rest[para.len() + tail.len()..];
+    }
+    (!blocks.is_empty()).then_some((kept, blocks))
+}
+
+/// Whether the prompt, with its confidential blocks taken out, asks nothing of its own.
+fn only_block_references(prompt: &str) -> bool {
+    let mut rest = prompt.to_string();
+    for n in 1..=64 {
+        rest = rest.replace(
+            &format!(
+                "[{}: private, it stays on this device]",
+                pasted_block_name(n)
+            ),
+            "",
+        );
+    }
+    !rest.chars().any(char::is_alphanumeric)
+}
+
+/// Treats attachments that mark themselves confidential as files from a sensitive folder, and
+/// moves blocks pasted into the prompt that mark themselves confidential into attachments of
+/// that kind (the block, not the whole question: the rest of the prompt is judged as usual).
 /// `Orchestrator::run` calls it before planning, so the plan and every step after it (what
 /// the cloud is shown, abstracts, the sanitizer) agree; `plan` applies it too.
 pub fn mark_confidential(task: &mut Task) {
@@ -170,6 +232,24 @@ pub fn mark_confidential(task: &mut Task) {
             a.sensitive_source = true;
         }
     }
+    if let Some((prompt, blocks)) = confidential_blocks(&task.prompt) {
+        task.prompt = prompt;
+        for (i, text) in blocks.into_iter().enumerate() {
+            task.attachments.push(Attachment {
+                name: pasted_block_name(i + 1),
+                text,
+                sensitive_source: true,
+            });
+        }
+    }
+}
+
+/// Whether `mark_confidential` would change `task`.
+fn needs_marking(task: &Task) -> bool {
+    task.attachments
+        .iter()
+        .any(|a| !a.sensitive_source && confidential_marker(&a.text).is_some())
+        || confidential_blocks(&task.prompt).is_some()
 }
 
 /// Whether an attachment holds private material (a sensitive folder, or local-only passages).
@@ -366,11 +446,7 @@ impl<'a> Overlaps<'a> {
 /// Decides how to run `task`. CPU work (scanning): call from a blocking thread in async code.
 pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     let marked;
-    let task = if task
-        .attachments
-        .iter()
-        .any(|a| !a.sensitive_source && confidential_marker(&a.text).is_some())
-    {
+    let task = if needs_marking(task) {
         let mut t = task.clone();
         mark_confidential(&mut t);
         marked = t;
@@ -425,7 +501,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         }
     }
     // Every earlier turn: past answers were restored on the device and hold the originals.
-    for m in &task.history {
+    for m in task.history.iter().filter(|m| !m.derived_private) {
         let (mm, l, _, _) = classify(
             scanner,
             "history",
@@ -465,6 +541,22 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         }
     };
     let class = format!("{:?}", ctx.local_class).to_lowercase();
+    // The whole request sits inside a block that marks itself confidential.
+    if task.attachments.iter().any(|a| a.sensitive_source)
+        && only_block_references(&task.prompt)
+        && task
+            .attachments
+            .iter()
+            .any(|a| a.name == pasted_block_name(1))
+    {
+        return done(
+            Route::Local,
+            None,
+            reasons,
+            "the pasted text marks itself confidential and holds the whole request: it stays local"
+                .into(),
+        );
+    }
     if p_local >= threshold && !ctx.force_cloud {
         return done(Route::Local, None, reasons, format!(
             "a {class} local model should handle this (p = {p_local:.2} ≥ {threshold:.2}): it stays on this device"
@@ -539,4 +631,39 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         reasons,
         format!("{needs}; nothing in it is sensitive → cloud"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pasted_confidential_block_becomes_a_private_attachment() {
+        let mut t = Task {
+            prompt: "Make two bullets of the memo below.\n\nCONFIDENTIAL - for internal use only\nThe Nightjar plant closes in March.\n\nThanks!".into(),
+            ..Task::default()
+        };
+        mark_confidential(&mut t);
+        assert!(!t.prompt.contains("Nightjar"), "{}", t.prompt);
+        assert!(t
+            .prompt
+            .starts_with("Make two bullets of the memo below.\n\n[pasted block 1"));
+        assert!(t.prompt.ends_with("\n\nThanks!"), "{}", t.prompt);
+        assert_eq!(t.attachments.len(), 1);
+        assert!(t.attachments[0].sensitive_source);
+        assert!(t.attachments[0].text.contains("Nightjar"));
+        // A short question that mentions the word is not a pasted block.
+        let mut q = Task {
+            prompt: "What does \"for internal use only\" mean on a document?".into(),
+            ..Task::default()
+        };
+        mark_confidential(&mut q);
+        assert!(q.attachments.is_empty());
+        assert!(!only_block_references(
+            "[pasted block 1: private, it stays on this device] Summarise it"
+        ));
+        assert!(only_block_references(
+            "[pasted block 1: private, it stays on this device]\n"
+        ));
+    }
 }

@@ -47,7 +47,8 @@ pub enum RunEvent {
     Notice { text: String },
 }
 
-#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(default)]
 pub struct Summary {
     pub text: String,
     pub route: Option<Route>,
@@ -104,6 +105,10 @@ pub struct RunOptions {
     pub needs: Needs,
     pub max_tokens: usize,
     pub temperature: Option<f64>,
+    /// The conversation's pseudonym vault: every cloud step of the task masks with it (the
+    /// same value keeps its placeholder across turns) and the host stores it after the turn.
+    /// `None`: a vault for this task alone.
+    pub vault: Option<Arc<Mutex<Pseudonymizer>>>,
 }
 
 /// Everything a task needs, built once by the host.
@@ -468,10 +473,10 @@ impl Orchestrator {
                 .await;
                 let req = GenerateRequest {
                     messages: vec![
-                        ChatMessage {
-                            role: Role::System,
-                            content: "Follow the instructions on this part of a private document. Answer briefly with what you find. If the part holds nothing for the instructions, answer NONE.".into(),
-                        },
+                        ChatMessage::new(
+                            Role::System,
+                            "Follow the instructions on this part of a private document. Answer briefly with what you find. If the part holds nothing for the instructions, answer NONE.",
+                        ),
                         ChatMessage::user(format!(
                             "Task: {}\n\nInstructions:\n{steps}\n\nPart {} of {}:\n{part}",
                             task.prompt,
@@ -534,7 +539,7 @@ impl Orchestrator {
         )
         .await;
         let messages = vec![
-            ChatMessage { role: Role::System, content: "You read a private document for a task. Write a short, general abstract that helps with the task. Do not copy names, numbers, identifiers, addresses, or health, financial or legal details.".into() },
+            ChatMessage::new(Role::System, "You read a private document for a task. Write a short, general abstract that helps with the task. Do not copy names, numbers, identifiers, addresses, or health, financial or legal details."),
             ChatMessage::user(format!("Task: {}\n\nDocument:\n{}", task.prompt, text)),
         ];
         let req = GenerateRequest {
@@ -628,12 +633,21 @@ impl Orchestrator {
         } = call;
         let mut out = String::new();
         let sanitizer = self.sanitizer.clone();
+        let vault = opts.vault.clone();
+        let start = vault
+            .as_ref()
+            .map(|v| v.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default();
         let (req, mut pz) = tokio::task::spawn_blocking(move || {
-            let mut pz = Pseudonymizer::new();
+            let mut pz = start;
             (sanitizer.sanitize(draft, &mut pz), pz)
         })
         .await
         .map_err(|e| Failure::new("router.internal", e))?;
+        // What was issued is kept before anything is sent: a reply may use any of it.
+        if let Some(v) = &vault {
+            *v.lock().unwrap_or_else(|p| p.into_inner()) = pz.clone();
+        }
         let req = req.map_err(|e| Failure::new(e.code(), e))?;
         summary.masked += req.masked();
         summary.withheld += req.withheld();
@@ -687,6 +701,18 @@ impl Orchestrator {
                     summary.completion_tokens += tout;
                     summary.cost_usd += agent.cost(tin, tout);
                     summary.energy_cloud_j += (tin + tout) as f64 * CLOUD_JOULES_PER_TOKEN;
+                    if !restore.refused.is_empty() {
+                        send(
+                            tx,
+                            RunEvent::Notice {
+                                text: format!(
+                                    "left as placeholders: {} (in a link or a command that fetches, the real value would be sent to whoever wrote the address)",
+                                    restore.refused.join(", ")
+                                ),
+                            },
+                        )
+                        .await;
+                    }
                     if !restore.unknown.is_empty() {
                         send(
                             tx,
@@ -733,6 +759,11 @@ async fn emit(
     }
 }
 
+/// What the cloud reads in place of an earlier answer the local model wrote from private
+/// material.
+pub const PRIVATE_ANSWER: &str =
+    "[An earlier answer was written on this device from private material; it is not shared.]";
+
 /// What every cloud step of a task works with.
 #[derive(Clone, Copy)]
 struct CloudCall<'a> {
@@ -755,10 +786,16 @@ fn draft_of(
     parts: Vec<(String, Provenance)>,
     max_tokens: u32,
 ) -> Draft {
+    // Earlier questions lose their confidential pasted blocks here too (they were never sent).
     let mut turns: Vec<Turn> = task
         .history
         .iter()
-        .map(|m| Turn::new(m.role, m.content.clone()))
+        .map(|m| match (m.role, super::confidential_blocks(&m.content)) {
+            // Written on the device from private material: its provenance travels with it.
+            _ if m.derived_private => Turn::new(m.role, PRIVATE_ANSWER),
+            (Role::User, Some((kept, _))) => Turn::new(m.role, kept),
+            _ => Turn::new(m.role, m.content.clone()),
+        })
         .collect();
     turns.push(Turn {
         role: Role::User,

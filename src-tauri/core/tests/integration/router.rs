@@ -188,10 +188,10 @@ fn plans_follow_privacy_then_capability() {
     // Policy private also covers earlier answers, which were restored on the device.
     let mut t = task("Write a Rust function that parses dates", None);
     t.policy = Policy::Private;
-    t.history = vec![ChatMessage {
-        role: Role::Assistant,
-        content: "I wrote to jane.doe@posteo.de for you.".into(),
-    }];
+    t.history = vec![ChatMessage::new(
+        Role::Assistant,
+        "I wrote to jane.doe@posteo.de for you.",
+    )];
     assert_eq!(
         router::plan(&s, &t, &ctx(LocalClass::Small)).route,
         Route::Local
@@ -391,7 +391,10 @@ async fn a_document_marked_for_internal_use_stays_on_the_device() {
         "{events:?}"
     );
     let sent = lb.received();
-    assert!(!sent.is_empty(), "the task and the document's structure still go out");
+    assert!(
+        !sent.is_empty(),
+        "the task and the document's structure still go out"
+    );
     for sent in sent {
         let sent = sent.to_string();
         for private in ["stairwell", "blue key", "lincoln-contacts", "Lincoln High"] {
@@ -918,10 +921,7 @@ fn leak_case() -> impl proptest::strategy::Strategy<Value = LeakCase> {
             if !hist.is_empty() {
                 task.history = vec![
                     ChatMessage::user(hist),
-                    ChatMessage {
-                        role: Role::Assistant,
-                        content: "Noted.".into(),
-                    },
+                    ChatMessage::new(Role::Assistant, "Noted."),
                 ];
             }
             LeakCase { task, values }
@@ -938,11 +938,17 @@ fn forms(v: &str) -> Vec<String> {
     f
 }
 
+/// Every task runs as a turn of a stored conversation (`host::run_turn`, the hosts' driver):
+/// planted history is an earlier stored turn, the conversation's vault masks every step.
 #[test]
 fn zero_leaks_over_a_thousand_mixed_tasks() {
+    use tandem_core::conversations::{Conversations, Turn as Stored};
+    use tandem_core::host::{run_turn, TurnRequest};
     let rt = tokio::runtime::Runtime::new().unwrap();
     let lb = rt.block_on(Loopback::start(KEY)).unwrap();
     let o = orchestrator(&lb.base_url(), Wire::Openai, "echo", None);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Conversations::open(&dir.path().join("c.sqlite3")).unwrap();
     let mut runner = TestRunner::new(Config {
         cases: 1000,
         failure_persistence: None,
@@ -953,7 +959,36 @@ fn zero_leaks_over_a_thousand_mixed_tasks() {
         let before = lb.received().len();
         // Half the tasks name the agent (cloud whenever privacy allows), half are routed.
         let force = case.values.len() % 2 == 0;
-        let (summary, _) = rt.block_on(run(&o, case.task.clone(), force.then_some("lb")));
+        let earlier = case.task.history.first().map(|h| {
+            store
+                .append(
+                    None,
+                    &Stored {
+                        question: h.content.clone(),
+                        answer: "Noted.".into(),
+                        ..Stored::default()
+                    },
+                )
+                .unwrap()
+        });
+        let out = rt
+            .block_on(run_turn(
+                &o,
+                Some(&store),
+                TurnRequest {
+                    conversation: earlier,
+                    prompt: case.task.prompt.clone(),
+                    attachments: case.task.attachments.clone(),
+                    task: "t".into(),
+                    max_tokens: 400,
+                    agent: force.then(|| "lb".to_string()),
+                    ..TurnRequest::default()
+                },
+                |_| true,
+                std::future::pending(),
+            ))
+            .unwrap();
+        let summary = out.turn.summary;
         let traffic: String = lb.received()[before..]
             .iter()
             .map(|v| v.to_string())
@@ -1002,11 +1037,12 @@ async fn turns_are_run_streamed_stored_and_stoppable() {
         task: "turn-1".into(),
         policy: Policy::Balanced,
         max_tokens: 64,
+        ..TurnRequest::default()
     };
     let mut streamed = String::new();
     let out = run_turn(
         &o,
-        &store,
+        Some(&store),
         req.clone(),
         |ev| {
             if let RunEvent::Text { text } = ev {
@@ -1033,7 +1069,7 @@ async fn turns_are_run_streamed_stored_and_stoppable() {
     let started = Instant::now();
     let second = run_turn(
         &slow,
-        &store,
+        Some(&store),
         TurnRequest {
             conversation: Some(out.conversation.clone()),
             task: "turn-2".into(),
@@ -1059,4 +1095,41 @@ async fn turns_are_run_streamed_stored_and_stoppable() {
     let turns = store.turns(&out.conversation).unwrap();
     assert_eq!(turns.len(), 2);
     assert!(turns[1].stopped);
+    // One vault for the conversation: a new value in turn 3 gets the next number, the old one
+    // keeps its placeholder in history and in the new question alike.
+    let v = store.vault(&out.conversation).unwrap();
+    assert!(
+        v.issued
+            .iter()
+            .any(|(_, o, n)| o.contains("posteo") && *n == 1),
+        "{v:?}"
+    );
+    run_turn(
+        &o,
+        Some(&store),
+        TurnRequest {
+            conversation: Some(out.conversation.clone()),
+            prompt: "Also thank max.power@posteo.de and jane.doe@posteo.de, with a rigorous multi-step proof.".into(),
+            task: "turn-3".into(),
+            attachments: vec![],
+            policy: Policy::Balanced,
+            max_tokens: 64,
+            ..TurnRequest::default()
+        },
+        |_| true,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let third = lb.received()[2].to_string();
+    assert!(!third.contains("posteo"), "{third}");
+    assert!(
+        third.contains("[EMAIL_2]") && third.contains("[EMAIL_1]"),
+        "{third}"
+    );
+    assert!(store.delete(&out.conversation).unwrap());
+    assert!(
+        store.vault(&out.conversation).unwrap().issued.is_empty(),
+        "the vault went with it"
+    );
 }
