@@ -10,16 +10,16 @@ use serde_json::{json, Value};
 use tandem_core::cloud::agents::{Catalog, Needs};
 use tandem_core::config::Settings;
 use tandem_core::conversations::{self, ConversationError, Conversations};
-use tandem_core::egress::{Draft, Sanitizer, Turn};
+use tandem_core::egress::Sanitizer;
 use tandem_core::host;
 use tandem_core::host::TurnRequest;
 use tandem_core::ledger::{self, Ledger};
 use tandem_core::local::{self, LocalEngine};
-use tandem_core::router::run::{Orchestrator, RunEvent, Summary};
+use tandem_core::router::run::{self, Orchestrator, RunEvent, RunOptions, Summary};
 use tandem_core::router::{
     self, Attachment, Context as RouteContext, LocalClass, Policy, Route, Task,
 };
-use tandem_core::sensitivity::{Provenance, Pseudonymizer};
+use tandem_core::sensitivity::Pseudonymizer;
 
 use crate::coded;
 
@@ -191,6 +191,7 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
         agent: a.agent.clone(),
         needs,
         temperature: a.temperature,
+        ..TurnRequest::default()
     };
     let _ = a.cloud; // --cloud: let the picker choose (the default when the plan needs the cloud)
     let mut stdout = std::io::stdout();
@@ -339,32 +340,15 @@ fn route_line(
     let payload = (plan.route != Route::Local)
         .then(|| {
             let agent = catalog.pick(&Needs::default(), |_| true).ok()?.clone();
-            // Exactly what a run drafts: under cloud_plans the planner's role and the private
-            // documents' structure instead of their text.
-            let (parts, system) = if plan.strategy == Some(router::Strategy::CloudPlans) {
-                (
-                    router::cloud_plans_parts(&task, &plan),
-                    router::PLANNER_ROLE.to_string(),
-                )
-            } else {
-                let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
-                for a in &task.attachments {
-                    parts.extend(router::attachment_parts(a));
-                }
-                (parts, catalog.role_of(&agent).to_string())
-            };
-            let draft = Draft {
-                task: String::new(),
-                system: Some(system),
-                agent,
-                turns: vec![Turn {
-                    role: tandem_core::cloud::Role::User,
-                    parts,
-                }],
-                max_tokens: None,
-                temperature: None,
-                reasons: Vec::new(),
-            };
+            // The run's own drafting (abstracts need the local model: a dry run has none).
+            let draft = run::draft_request(
+                &task,
+                &plan,
+                &RunOptions::default(),
+                &agent,
+                catalog.role_of(&agent),
+                &[],
+            );
             sanitizer
                 .sanitize(draft, &mut Pseudonymizer::new())
                 .ok()

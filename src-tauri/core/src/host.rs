@@ -192,6 +192,15 @@ pub async fn attachment(
     ))
 }
 
+/// Aborts a spawned run when the turn that started it is dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// One question of a conversation, as a host asks it.
 #[derive(Debug, Clone, Default)]
 pub struct TurnRequest {
@@ -203,6 +212,11 @@ pub struct TurnRequest {
     pub task: String,
     pub policy: crate::router::Policy,
     pub max_tokens: usize,
+    /// Earlier turns the host holds itself (a gateway client sends its own history); they
+    /// follow the stored conversation's turns.
+    pub history: Vec<crate::local::ChatMessage>,
+    /// Only the local model answers.
+    pub force_local: bool,
     /// Ask this agent (the privacy rules still apply).
     pub agent: Option<String>,
     pub needs: crate::cloud::agents::Needs,
@@ -267,13 +281,18 @@ pub async fn run_turn(
     let task = Task {
         prompt: req.prompt,
         attachments: req.attachments,
-        history: history(&earlier),
+        history: {
+            let mut h = history(&earlier);
+            h.extend(req.history);
+            h
+        },
         policy: req.policy,
     };
     let opts = RunOptions {
         task_id: req.task,
         max_tokens: req.max_tokens,
         agent: req.agent.clone(),
+        force_local: req.force_local,
         needs: req.needs.clone(),
         temperature: req.temperature,
         vault: Some(vault.clone()),
@@ -283,6 +302,8 @@ pub async fn run_turn(
     let (tx, mut rx) = mpsc::channel(256);
     let o = orch.clone();
     let mut runner = tokio::spawn(async move { o.run(task, opts, tx).await });
+    // A host that drops this turn (a gateway client hung up) ends the run with it.
+    let _guard = AbortOnDrop(runner.abort_handle());
     tokio::pin!(stop);
     let result = loop {
         tokio::select! {

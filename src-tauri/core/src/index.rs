@@ -498,6 +498,9 @@ impl Index {
             // Permission denied, a link loop, ...: extraction below records the clear error.
             Err(_) => None,
         };
+        // A file whose metadata cannot be read (permissions, a link loop) is tried again each
+        // pass: that costs nothing, and it may have become readable.
+        let readable = meta.is_some();
         let (size, mtime) = meta
             .map(|m| (m.len() as i64, mtime_ns(&m)))
             .unwrap_or((0, 0));
@@ -510,7 +513,7 @@ impl Index {
             )
             .optional()?;
         if let Some((s, m, _, status, was_sensitive)) = &known {
-            if *s == size && *m == mtime {
+            if *s == size && *m == mtime && readable {
                 match status.as_str() {
                     // Marked sensitive since it was read: the mark changes, not the text.
                     "indexed" | "failed" => {

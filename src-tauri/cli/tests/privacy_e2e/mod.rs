@@ -387,34 +387,33 @@ fn a_malicious_working_directory_is_never_loaded() {
         .env_remove("TANDEM_MODELS_DIR")
         .env_remove("TANDEM_NER")
         .env("XDG_DATA_HOME", w.path("xdg-data"))
-        .args(["scan", "--jsonl"])
+        .args(["scan"])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(
         !marker.exists(),
         "a library from the working directory was loaded"
+    );
+    assert!(
+        !err.contains("not the pinned"),
+        "the working directory's models/ was not even looked at: {err}"
     );
     // Named explicitly, a library whose hash is not the pinned one is still refused.
     let out = w
         .cmd()
         .env("TANDEM_MODELS_DIR", &models)
         .env_remove("TANDEM_NER")
-        .args(["scan", "--jsonl"])
+        .args(["scan"])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(!marker.exists(), "an unverified library was loaded");
+    assert!(err.contains("not the pinned"), "the scan says why: {err}");
 }
 
 fn python(script: &str, args: &[&Path]) {

@@ -412,7 +412,7 @@ impl Drop for RunHandle {
 struct Started {
     id: String,
     plan: Plan,
-    rx: mpsc::Receiver<RunEvent>,
+    rx: mpsc::UnboundedReceiver<RunEvent>,
     run: RunHandle,
     deadline: Instant,
 }
@@ -430,13 +430,44 @@ async fn start(gw: &Arc<Gateway>, task: Task, opts: RunOptions) -> Result<Starte
         )
     })?;
     let id = opts.task_id.clone();
-    let (tx, mut rx) = mpsc::channel(256);
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let orch = gw.orch.clone();
+    // The hosts' one driver runs the turn (no stored conversation: the client sends its own
+    // history); the gateway only renders its events.
+    let req = crate::host::TurnRequest {
+        conversation: None,
+        prompt: task.prompt,
+        attachments: task.attachments,
+        task: opts.task_id.clone(),
+        policy: task.policy,
+        max_tokens: opts.max_tokens,
+        history: task.history,
+        force_local: opts.force_local,
+        agent: opts.agent,
+        needs: opts.needs,
+        temperature: opts.temperature,
+    };
     // The run holds the slot: `in_flight` counts runs alive, so a run that outlived its client
     // would show (the hang-up tests watch for it).
     let mut run = RunHandle(Some(tokio::spawn(async move {
         let _slot: OwnedSemaphorePermit = slot;
-        orch.run(task, opts, tx).await
+        let out = crate::host::run_turn(
+            &orch,
+            None,
+            req,
+            |ev| tx.send(ev).is_ok(),
+            std::future::pending(),
+        )
+        .await
+        .map_err(|e| RunError::Internal(e.to_string()))?;
+        match out.error {
+            Some(e) => Err(e),
+            None => Ok(out
+                .turn
+                .summary
+                .and_then(|v| serde_json::from_value::<Summary>(v).ok())
+                .unwrap_or_default()),
+        }
     })));
     let deadline = Instant::now() + gw.limits.request_timeout;
     match timeout_at(deadline, rx.recv()).await {

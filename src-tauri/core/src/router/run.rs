@@ -431,15 +431,7 @@ impl Orchestrator {
                 "reading the private documents needs the local model",
             ));
         };
-        let draft = draft_of(
-            task,
-            plan,
-            opts,
-            agent,
-            super::PLANNER_ROLE.to_string(),
-            super::cloud_plans_parts(task, plan),
-            300,
-        );
+        let draft = draft_request(task, plan, opts, agent, self.catalog.role_of(agent), &[]);
         let reply = self.ask_cloud(draft, call, summary, false).await?;
         let steps = instructions(&reply).unwrap_or_else(|| format!("1. {}", task.prompt));
         let mut findings = Vec::new();
@@ -560,15 +552,14 @@ impl Orchestrator {
             tx,
             ..
         } = call;
-        // The user's turn: the prompt, each attachment on its own terms, and abstracts the local
-        // model wrote of the private ones. The sanitizer sees every part.
-        let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+        // Abstracts the local model writes of the private documents (local_extract); the draft
+        // places each after its document.
+        let mut abstracts = Vec::new();
         for a in &task.attachments {
             let has_local = plan
                 .fragments
                 .iter()
                 .any(|f| f.source == a.name && f.class == crate::sensitivity::Verdict::LocalOnly);
-            parts.extend(super::attachment_parts(a));
             // Abstracts only of documents whose private passages the scanner found; a file from
             // a sensitive folder is private whatever it says, so nothing derived from it leaves.
             if plan.strategy == Some(Strategy::LocalExtract) && has_local && !a.sensitive_source {
@@ -590,24 +581,16 @@ impl Orchestrator {
                     .await;
                     continue;
                 }
-                {
-                    parts.push((
-                        format!("\n\nAbstract of \"{}\" written on the device:\n", a.name),
-                        Provenance::Content,
-                    ));
-                    parts.push((abs, Provenance::Content));
-                }
+                abstracts.push((a.name.clone(), abs));
             }
         }
-        let system = self.catalog.role_of(agent).to_string();
-        let draft = draft_of(
+        let draft = draft_request(
             task,
             plan,
             opts,
             agent,
-            system,
-            parts,
-            opts.max_tokens as u32,
+            self.catalog.role_of(agent),
+            &abstracts,
         );
         self.ask_cloud(draft, call, summary, true).await.map(|_| ())
     }
@@ -774,6 +757,55 @@ struct CloudCall<'a> {
     key: &'a str,
     tx: &'a mpsc::Sender<RunEvent>,
 }
+
+/// The one function that drafts what a plan sends (before sanitizing): under cloud_plans the
+/// planner's role with the task and the private documents' structure; otherwise `role` with the
+/// prompt and each attachment on its own terms, followed by the abstract the local model wrote
+/// of it (`abstracts`: name → text, local_extract). Runs and `tandem route --jsonl` both draft
+/// here, so the dry run's payload is what the run sends for the same task.
+pub fn draft_request(
+    task: &Task,
+    plan: &Plan,
+    opts: &RunOptions,
+    agent: &Agent,
+    role: &str,
+    abstracts: &[(String, String)],
+) -> Draft {
+    if plan.strategy == Some(Strategy::CloudPlans) {
+        return draft_of(
+            task,
+            plan,
+            opts,
+            agent,
+            super::PLANNER_ROLE.to_string(),
+            super::cloud_plans_parts(task, plan),
+            PLANNER_MAX_TOKENS,
+        );
+    }
+    let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
+    for a in &task.attachments {
+        parts.extend(super::attachment_parts(a));
+        for (_, abs) in abstracts.iter().filter(|(n, _)| *n == a.name) {
+            parts.push((
+                format!("\n\nAbstract of \"{}\" written on the device:\n", a.name),
+                Provenance::Content,
+            ));
+            parts.push((abs.clone(), Provenance::Content));
+        }
+    }
+    draft_of(
+        task,
+        plan,
+        opts,
+        agent,
+        role.to_string(),
+        parts,
+        opts.max_tokens as u32,
+    )
+}
+
+/// Room for the planner's numbered instructions.
+const PLANNER_MAX_TOKENS: u32 = 300;
 
 /// The request for a cloud step: the conversation so far, then the user's turn made of
 /// `parts` (the sanitizer treats each on its own terms).
