@@ -447,13 +447,26 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 "#,
         &[&xlsx],
     );
+    // A well-formed PDF (real cross-reference table) whose catalog holds an array nested
+    // 200,000 deep: without the depth check lopdf recurses until the process aborts.
     let pdf = dir.join("deep.pdf");
     python(
         r#"
 import sys
 depth = 200000
-body = b"1 0 obj\n" + b"[" * depth + b"]" * depth + b"\nendobj\n"
-open(sys.argv[1], "wb").write(b"%PDF-1.4\n" + body + b"trailer\n<< /Root 1 0 R >>\n%%EOF\n")
+objs = [b"<< /Type /Catalog /Pages 2 0 R /X " + b"[" * depth + b"]" * depth + b" >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>"]
+out, offs = bytearray(b"%PDF-1.4\n"), []
+for i, o in enumerate(objs, 1):
+    offs.append(len(out))
+    out += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+x = len(out)
+out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+for o in offs:
+    out += b"%010d 00000 n \n" % o
+out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, x)
+open(sys.argv[1], "wb").write(out)
 "#,
         &[&pdf],
     );
