@@ -84,7 +84,13 @@ export type LedgerEntry = { id: number, ts_ms: number, task: string, status: Led
 /**
  * The payload exactly as sent; `None` for blocked attempts.
  */
-payload: string | null, reasons: Array<string>, tokens_in: number | null, tokens_out: number | null, cost_usd: number | null, error: string | null, };
+payload: string | null, 
+/**
+ * sha256 and size of the exact HTTP request body written to the provider's socket (the
+ * payload above plus the wire format's own fields); `None` for blocked attempts and rows
+ * older than this field.
+ */
+wire_sha256: string | null, wire_bytes: number | null, reasons: Array<string>, tokens_in: number | null, tokens_out: number | null, cost_usd: number | null, error: string | null, };
 
 export type Totals = { sent: number, blocked: number, bytes_sent: number, cloud_tokens: number, cost_usd: number, local_runs: number, local_tokens: number, };
 

@@ -110,6 +110,7 @@ async function renderLeft(box: HTMLElement, turn: Turn) {
   for (const r of rows) {
     const head = el("div", "metrics",
       `${r.status} · ${r.agent} (${r.provider}, ${r.model}) · ${r.bytes} bytes · sha256 ${r.sha256.slice(0, 12)}…` +
+        (r.wire_sha256 ? ` · request body ${r.wire_bytes} bytes, sha256 ${r.wire_sha256.slice(0, 12)}…` : "") +
         (r.error ? ` · ${r.error}` : ""));
     const cols = el("div", "cols");
     const orig = el("div");

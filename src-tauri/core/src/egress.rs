@@ -289,6 +289,8 @@ impl Egress {
             model: req.request.model.clone(),
             payload: req.payload(),
             reasons: req.reasons.clone(),
+            // The exact body the provider will write: the ledger hashes these bytes.
+            wire: provider.wire_body(&req.request),
         };
         if self.paused() {
             self.record_block(outbound, "cloud paused".into()).await?;

@@ -97,6 +97,11 @@ pub struct LedgerEntry {
     pub sha256: String,
     /// The payload exactly as sent; `None` for blocked attempts.
     pub payload: Option<String>,
+    /// sha256 and size of the exact HTTP request body written to the provider's socket (the
+    /// payload above plus the wire format's own fields); `None` for blocked attempts and rows
+    /// older than this field.
+    pub wire_sha256: Option<String>,
+    pub wire_bytes: Option<u64>,
     pub reasons: Vec<String>,
     pub tokens_in: Option<u64>,
     pub tokens_out: Option<u64>,
@@ -113,6 +118,8 @@ pub struct Outbound {
     pub model: String,
     pub payload: String,
     pub reasons: Vec<String>,
+    /// The exact request body that will be written (empty when not known: a blocked attempt).
+    pub wire: Vec<u8>,
 }
 
 /// A local model run: metrics only, never content.
@@ -236,6 +243,15 @@ impl Ledger {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
+        // Ledgers made before the wire-body hash existed gain its columns.
+        let has_wire: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('egress') WHERE name = 'wire_sha256'")?
+            .exists([])?;
+        if !has_wire {
+            conn.execute_batch(
+                "ALTER TABLE egress ADD COLUMN wire_sha256 TEXT; ALTER TABLE egress ADD COLUMN wire_bytes INTEGER;",
+            )?;
+        }
         prune(&conn, clock.as_ref(), &retention)?;
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
@@ -409,8 +425,8 @@ fn insert(
     }
     let reasons = serde_json::to_string(&reasons).unwrap_or_else(|_| "[]".into());
     conn.execute(
-        "INSERT INTO egress (ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO egress (ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons, error, wire_sha256, wire_bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             ts,
             o.task,
@@ -424,6 +440,8 @@ fn insert(
             (!blocked).then_some(&o.payload),
             reasons,
             block_reason,
+            (!blocked && !o.wire.is_empty()).then(|| hex::encode(Sha256::digest(&o.wire))),
+            (!blocked && !o.wire.is_empty()).then_some(o.wire.len() as i64),
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -436,7 +454,7 @@ fn list(
 ) -> Result<Vec<LedgerEntry>, LedgerError> {
     let mut st = conn.prepare(
         "SELECT id, ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons,
-                tokens_in, tokens_out, cost_usd, error FROM egress
+                tokens_in, tokens_out, cost_usd, error, wire_sha256, wire_bytes FROM egress
          WHERE ?2 IS NULL OR task = ?2 ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map(params![limit as i64, task], |r| {
@@ -458,6 +476,8 @@ fn list(
             tokens_out: r.get::<_, Option<i64>>(12)?.map(|t| t as u64),
             cost_usd: r.get(13)?,
             error: r.get(14)?,
+            wire_sha256: r.get(15)?,
+            wire_bytes: r.get::<_, Option<i64>>(16)?.map(|b| b as u64),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -556,3 +556,44 @@ fn a_conversation_keeps_one_vault_and_private_answers_stay_out_of_history() {
     let (list, _) = w.ok(&["conversations", "list", "--json"]);
     assert_eq!(list.trim(), "[]");
 }
+
+#[test]
+fn the_ledger_hash_covers_the_exact_bytes_the_provider_received() {
+    let w = World::new();
+    w.ok(&[
+        "ask",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "My IBAN is DE89 3704 0044 0532 0130 00; write a polite note to my bank.",
+    ]);
+    let raw = w.lb.received_raw();
+    assert_eq!(raw.len(), 1);
+    let (out, _) = w.ok(&["ledger", "--json"]);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let e = &v["entries"][0];
+    let got = {
+        use std::io::Write;
+        // sha256 of what arrived, with the system's own tool (no hashing code shared with Tandem).
+        let mut c = Command::new("sha256sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(raw[0].as_bytes())
+            .unwrap();
+        let o = c.wait_with_output().unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(e["wire_sha256"], Value::String(got), "{e}");
+    assert_eq!(e["wire_bytes"], raw[0].len(), "{e}");
+    assert!(!raw[0].contains("3704"), "{}", raw[0]);
+}

@@ -150,7 +150,8 @@ impl Anthropic {
             .client
             .post(self.endpoint.clone())
             .header("anthropic-version", API_VERSION)
-            .json(&self.body(req, stream));
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(self.wire_body(req, stream));
         if !key.is_empty() {
             builder = builder.header("x-api-key", key);
         }
@@ -309,6 +310,10 @@ impl CloudProvider for Anthropic {
 
     fn base(&self) -> &url::Url {
         &self.base
+    }
+
+    fn wire_body(&self, req: &CloudRequest, stream: bool) -> Vec<u8> {
+        serde_json::to_vec(&self.body(req, stream)).unwrap_or_default()
     }
 
     fn stream<'a>(

@@ -26,6 +26,8 @@ use serde_json::{json, Value};
 struct Shared {
     key: String,
     received: Arc<Mutex<Vec<Value>>>,
+    /// The same bodies as the bytes that arrived (what a ledger hash must match).
+    raw: Arc<Mutex<Vec<String>>>,
     /// Requests for the "flaky" model so far (the first two fail).
     flaky: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -49,6 +51,7 @@ impl Loopback {
         let shared = Shared {
             key: key.to_string(),
             received: Arc::default(),
+            raw: Arc::default(),
             flaky: Arc::default(),
         };
         let app = axum::Router::new()
@@ -70,6 +73,15 @@ impl Loopback {
     /// The base URL for either wire format (`http://127.0.0.1:PORT/v1`).
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// Every request body exactly as it arrived, in order.
+    pub fn received_raw(&self) -> Vec<String> {
+        self.shared
+            .raw
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Every request body received so far, in order.
@@ -149,6 +161,11 @@ async fn plan(model: &str, req: &Value, flaky: &std::sync::atomic::AtomicUsize) 
 }
 
 fn record(state: &State<Shared>, body: &str) -> Option<Value> {
+    state
+        .raw
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(body.to_string());
     let req: Value = serde_json::from_str(body).ok()?;
     state
         .received

@@ -60,6 +60,9 @@ pub trait CloudProvider: Send + Sync {
     fn name(&self) -> &str;
     /// The configured base URL (the network monitor probes it).
     fn base(&self) -> &url::Url;
+    /// The exact request body `stream` / `complete` write for `req` (the egress ledger hashes
+    /// these bytes; serialization is deterministic, so they are the bytes sent).
+    fn wire_body(&self, req: &CloudRequest, stream: bool) -> Vec<u8>;
     fn stream<'a>(
         &'a self,
         req: &'a CloudRequest,

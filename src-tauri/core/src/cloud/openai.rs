@@ -94,7 +94,8 @@ impl OpenAiCompatible {
         let mut builder = self
             .client
             .post(self.endpoint.clone())
-            .json(&self.body(req, stream));
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(self.wire_body(req, stream));
         // Local servers (llama.cpp, Ollama) need no key.
         if !key.is_empty() {
             builder = builder.bearer_auth(key);
@@ -197,6 +198,10 @@ impl CloudProvider for OpenAiCompatible {
 
     fn base(&self) -> &url::Url {
         &self.base
+    }
+
+    fn wire_body(&self, req: &CloudRequest, stream: bool) -> Vec<u8> {
+        serde_json::to_vec(&self.body(req, stream)).unwrap_or_default()
     }
 
     fn stream<'a>(

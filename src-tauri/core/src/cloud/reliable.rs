@@ -130,6 +130,11 @@ impl Reliable {
     /// sent again (after the back-off pause); it answers whether to go on (egress records one
     /// ledger row per transmission and re-checks the pause switch there). When it says no,
     /// the failed attempt's error is returned.
+    /// The exact body a streamed request for `req` carries (what egress hashes into the ledger).
+    pub fn wire_body(&self, req: &CloudRequest) -> Vec<u8> {
+        self.provider.wire_body(req, true)
+    }
+
     pub async fn stream_observed(
         &self,
         req: &CloudRequest,

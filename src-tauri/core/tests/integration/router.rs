@@ -704,6 +704,7 @@ async fn the_ledger_persists_and_prunes_old_entries() {
         model: "m".into(),
         payload: format!("payload {i}"),
         reasons: vec![],
+        wire: Vec::new(),
     };
     {
         let l = Ledger::open_with(&path, Box::new(FixedClock(0)), Retention::default()).unwrap();
