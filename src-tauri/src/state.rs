@@ -330,8 +330,12 @@ impl AppState {
 
     pub async fn conversations(&self) -> Result<Conversations, ErrorInfo> {
         let path = self.paths.conversations.clone();
+        let keep = self.settings.keep_conversations_days;
         open_once(&self.conversations, move || {
-            Conversations::open(&path).map_err(ErrorInfo::from)
+            let c = Conversations::open(&path).map_err(ErrorInfo::from)?;
+            // The retention setting applies once per start.
+            c.apply_retention(keep).map_err(ErrorInfo::from)?;
+            Ok(c)
         })
         .await
     }

@@ -376,7 +376,9 @@ async fn run(cli: Cli) -> Result<()> {
             serve::serve(&settings, port, rotate_token, policy).await
         }
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
-        Command::Conversations { command } => orchestrate::conversations_cmd(command).await,
+        Command::Conversations { command } => {
+            orchestrate::conversations_cmd(command, settings.keep_conversations_days).await
+        }
         Command::Ask {
             local,
             from_folders,

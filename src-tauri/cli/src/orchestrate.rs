@@ -155,9 +155,11 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     let conversation = match &a.conversation {
         Some(name) => {
             let name = name.clone();
+            let keep = settings.keep_conversations_days;
             Some(
                 tokio::task::spawn_blocking(move || {
                     let store = Conversations::open(&conversations::default_path())?;
+                    store.apply_retention(keep)?;
                     let id = match store.find(&name)? {
                         Some(id) => id,
                         None => store.create(&name, now_ms())?,
@@ -461,9 +463,13 @@ pub enum ConversationsCommand {
 }
 
 /// `tandem conversations list|show|delete`.
-pub async fn conversations_cmd(command: ConversationsCommand) -> Result<()> {
+pub async fn conversations_cmd(
+    command: ConversationsCommand,
+    keep_days: Option<u64>,
+) -> Result<()> {
     tokio::task::spawn_blocking(move || -> Result<()> {
         let store = Conversations::open(&conversations::default_path()).map_err(coded)?;
+        store.apply_retention(keep_days).map_err(coded)?;
         let find = |name: &str| -> Result<String> {
             store.find(name).map_err(coded)?.with_context(|| {
                 format!("no conversation named {name:?} (tandem conversations list)")

@@ -24,6 +24,8 @@ pub struct RawConfig {
     pub dtype: Option<String>,
     /// private, balanced or performance.
     pub policy: Option<String>,
+    /// Conversations not touched for this many days are deleted (turns and vault); unset: kept.
+    pub keep_conversations_days: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -35,6 +37,8 @@ pub struct Settings {
     pub threads: Option<usize>,
     pub dtype: crate::local::ActivationDType,
     pub policy: crate::router::Policy,
+    /// Retention of conversations, in days (`None`: kept until deleted).
+    pub keep_conversations_days: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +96,7 @@ impl RawConfig {
             threads: env.threads.or(file.threads),
             dtype: env.dtype.or(file.dtype),
             policy: env.policy.or(file.policy),
+            keep_conversations_days: env.keep_conversations_days.or(file.keep_conversations_days),
         })
     }
 
@@ -107,6 +112,9 @@ impl RawConfig {
             policy: std::env::var("TANDEM_POLICY")
                 .ok()
                 .filter(|s| !s.is_empty()),
+            keep_conversations_days: std::env::var("TANDEM_KEEP_CONVERSATIONS_DAYS")
+                .ok()
+                .and_then(|s| s.parse().ok()),
         }
     }
 
@@ -137,6 +145,7 @@ impl RawConfig {
             threads: self.threads,
             dtype,
             policy,
+            keep_conversations_days: self.keep_conversations_days,
         })
     }
 }

@@ -277,6 +277,38 @@ impl Conversations {
         Ok(n > 0)
     }
 
+    /// Deletes conversations (turns and vaults) not updated since `before_ms`; how many went.
+    pub fn prune(&self, before_ms: i64) -> Result<usize, ConversationError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let old = "SELECT id FROM conversations WHERE updated_ms < ?1";
+        tx.execute(
+            &format!("DELETE FROM vaults WHERE conversation IN ({old})"),
+            params![before_ms],
+        )?;
+        tx.execute(
+            &format!("DELETE FROM turns WHERE conversation IN ({old})"),
+            params![before_ms],
+        )?;
+        let n = tx.execute(
+            "DELETE FROM conversations WHERE updated_ms < ?1",
+            params![before_ms],
+        )?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Applies the retention setting (`keep_conversations_days`): called by hosts when they open
+    /// the store.
+    pub fn apply_retention(&self, days: Option<u64>) -> Result<usize, ConversationError> {
+        let Some(days) = days else { return Ok(0) };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        self.prune(now.saturating_sub(days.saturating_mul(86_400_000) as i64))
+    }
+
     /// The conversation whose id is `name`, else the most recent one titled `name`.
     pub fn find(&self, name: &str) -> Result<Option<String>, ConversationError> {
         Ok(self
@@ -364,6 +396,27 @@ pub fn derived_from_private(t: &Turn) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retention_deletes_old_conversations_with_their_vaults() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Conversations::open(&d.path().join("c.sqlite3")).unwrap();
+        let old = s.append(None, &turn("old question", "a", 1_000)).unwrap();
+        s.save_vault(
+            &old,
+            &VaultData {
+                issued: vec![("EMAIL".into(), "a@b.c".into(), 1)],
+                reserved: vec![],
+            },
+        )
+        .unwrap();
+        let new = s.append(None, &turn("new question", "a", 10_000)).unwrap();
+        assert_eq!(s.prune(5_000).unwrap(), 1);
+        assert!(s.find(&old).unwrap().is_none());
+        assert!(s.vault(&old).unwrap().issued.is_empty());
+        assert_eq!(s.find(&new).unwrap(), Some(new.clone()));
+        assert_eq!(s.apply_retention(None).unwrap(), 0);
+    }
 
     #[test]
     fn answers_written_locally_from_private_material_stay_out_of_history() {

@@ -77,6 +77,9 @@ fn fold_char(c: char, out: &mut String) {
                 None => out.push(c),
             }
         }
+        // NFKC turns spacing diacritics ("¨", "´") into a space plus a combining mark: that
+        // would split a token (a password holding "¨") where the original has none.
+        _ if std::iter::once(c).nfkc().any(char::is_whitespace) => out.push(c),
         _ => {
             for n in std::iter::once(c).nfkc() {
                 if n.is_ascii() {
@@ -172,6 +175,11 @@ mod tests {
             "555-0100-7-1-2"
         );
         assert!(fold("plain ascii").is_none());
+        assert_eq!(
+            fold("pw A,.:-\u{a8}@*\u{bf}?! \u{2026}").unwrap().text,
+            "pw A,.:-\u{a8}@*\u{bf}?! ...",
+            "no space is made inside a token"
+        );
         assert!(fold("Grüße aus Köln").is_none(), "letters stay as they are");
     }
 }
