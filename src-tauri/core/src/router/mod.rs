@@ -146,19 +146,52 @@ const CONFIDENTIAL_MARKERS: &[&str] = &[
     "do not forward",
 ];
 
+fn markers() -> Option<&'static aho_corasick::AhoCorasick> {
+    static AC: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> = std::sync::OnceLock::new();
+    AC.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(CONFIDENTIAL_MARKERS)
+            .ok()
+    })
+    .as_ref()
+}
+
 /// The confidentiality marker `text` carries, if any (case-insensitive).
 pub fn confidential_marker(text: &str) -> Option<&'static str> {
-    static AC: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> = std::sync::OnceLock::new();
-    let ac = AC
-        .get_or_init(|| {
-            aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(CONFIDENTIAL_MARKERS)
-                .ok()
-        })
-        .as_ref()?;
-    ac.find(text)
+    markers()?
+        .find(text)
         .map(|m| CONFIDENTIAL_MARKERS[m.pattern().as_usize()])
+}
+
+/// Whether `para` carries a marker written as a label, the way a document marks itself: in
+/// capitals ("CONFIDENTIAL"), opening a line followed by a separator ("Confidential: ...",
+/// "For internal use only - ..."), or closing a line ("... Do not share."). A question that
+/// mentions the word ("what makes a document confidential?", "Confidential computing: why?")
+/// is not marked.
+fn marked_as_label(para: &str) -> bool {
+    let Some(ac) = markers() else { return false };
+    ac.find_iter(para).any(|m| {
+        let (s, e) = (m.start(), m.end());
+        let word = &para[s..e];
+        let line_start = para[..s].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = para[e..].find('\n').map_or(para.len(), |i| e + i);
+        let before = &para[line_start..s];
+        let after = &para[e..line_end];
+        let upper = word.chars().any(char::is_alphabetic) && !word.chars().any(char::is_lowercase);
+        let opens = before
+            .chars()
+            .all(|c| c.is_whitespace() || "*#_>-([".contains(c))
+            && after
+                .trim_start()
+                .chars()
+                .next()
+                .is_none_or(|c| ":-\u{2013}\u{2014}|/)]".contains(c));
+        let closes = after
+            .chars()
+            .all(|c| c.is_whitespace() || ".!*_)]".contains(c));
+        upper || opens || closes
+    })
 }
 
 /// A block pasted into the prompt: a paragraph (between blank lines) of at least two lines or
@@ -191,7 +224,7 @@ fn confidential_blocks(prompt: &str) -> Option<(String, Vec<String>)> {
         };
         let lines = para.lines().filter(|l| !l.trim().is_empty()).count();
         let words = para.split_whitespace().count();
-        if confidential_marker(para).is_some() && (lines >= 2 || words >= PASTED_WORDS) {
+        if (lines >= 2 || words >= PASTED_WORDS) && marked_as_label(para) {
             blocks.push(para.to_string());
             kept.push_str(&format!(
                 "[{}: private, it stays on this device]",
@@ -652,13 +685,34 @@ mod tests {
         assert_eq!(t.attachments.len(), 1);
         assert!(t.attachments[0].sensitive_source);
         assert!(t.attachments[0].text.contains("Nightjar"));
-        // A short question that mentions the word is not a pasted block.
-        let mut q = Task {
-            prompt: "What does \"for internal use only\" mean on a document?".into(),
-            ..Task::default()
-        };
-        mark_confidential(&mut q);
-        assert!(q.attachments.is_empty());
+        // Questions that mention the words are not pasted blocks, however long.
+        for prompt in [
+            "What does \"for internal use only\" mean on a document?",
+            "Can you explain what makes a document confidential under GDPR and how companies should handle such documents in practice?",
+            "Confidential computing is new to me: what is it and why does it matter for banks and hospitals in Europe today?",
+            "Hi,\ncan you explain what confidential computing is?",
+        ] {
+            let mut q = Task {
+                prompt: prompt.into(),
+                ..Task::default()
+            };
+            mark_confidential(&mut q);
+            assert!(q.attachments.is_empty(), "{prompt}");
+        }
+        // Marked the way documents mark themselves: a header, a footer, capitals.
+        for prompt in [
+            "Summarise:\n\nConfidential: Q3 revenue fell 12% and the Harrow site closes in March.\nThe board meets Monday.",
+            "Summarise:\n\nQ3 revenue fell 12% and the Harrow site closes in March.\nThe board meets Monday. Do not share.",
+            "Summarise this please. INTERNAL ONLY the Harrow site closes in March and the board meets on Monday to decide.",
+        ] {
+            let mut q = Task {
+                prompt: prompt.into(),
+                ..Task::default()
+            };
+            mark_confidential(&mut q);
+            assert_eq!(q.attachments.len(), 1, "{prompt}");
+            assert!(!q.prompt.contains("Harrow"), "{prompt}");
+        }
         assert!(!only_block_references(
             "[pasted block 1: private, it stays on this device] Summarise it"
         ));
