@@ -12,6 +12,8 @@ Prints leaks and the share of tasks that still used the cloud, per local class.
     EVAL_POLICY=private EVAL_CLASSES=small python3 bench/eval_delegation.py   (another policy / classes)
 """
 import json, os, pathlib, re, subprocess, sys
+# tandem never reads ./models on its own: name this checkout's models directory.
+os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 root = pathlib.Path(__file__).resolve().parents[1]
 tandem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("CARGO_TARGET_DIR", root / "target"), "debug", "tandem")

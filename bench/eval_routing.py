@@ -8,6 +8,8 @@ a hash of their id into the half the model was fitted on and the other half.
     python3 bench/eval_routing.py [TANDEM_BIN] [EVAL_DIR]
 """
 import hashlib, json, os, pathlib, subprocess, sys
+# tandem never reads ./models on its own: name this checkout's models directory.
+os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 root = pathlib.Path(__file__).resolve().parents[1]
 tandem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("CARGO_TARGET_DIR", root / "target"), "debug", "tandem")

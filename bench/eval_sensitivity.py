@@ -12,6 +12,8 @@ Predicted *content* spans (health conditions, medications, personal finances, le
 have no gold labels in this set: they are counted separately, not as false positives.
 """
 import argparse, collections, json, os, subprocess, sys
+# tandem never reads ./models on its own: name this checkout's models directory.
+os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 SENSITIVE_TIERS = {"secret", "financial", "government_id", "professional_id", "contact"}
 CONTENT = {"HEALTH_CONDITION", "MEDICATION", "FINANCIAL_SITUATION", "LEGAL_MATTER"}

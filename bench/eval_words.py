@@ -9,6 +9,8 @@ list that knows every word of these questions, i.e. without the check. NER off (
     python3 bench/eval_words.py [TANDEM_BIN] [EVAL_DIR]
 """
 import json, os, pathlib, re, subprocess, sys, tempfile
+# tandem never reads ./models on its own: name this checkout's models directory.
+os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 root = pathlib.Path(__file__).resolve().parents[1]
 tandem = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ.get("CARGO_TARGET_DIR", root / "target"), "debug", "tandem")

@@ -11,6 +11,9 @@ thresholds on a held-out half (rows split by a hash of their id).
     python3 bench/fit_router.py [EVAL_DIR]
 """
 import hashlib, json, math, re, sys, pathlib
+import os
+# tandem never reads ./models on its own: name this checkout's models directory.
+os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 EVAL = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2] / "shared/eval/dev")
 

@@ -6,6 +6,8 @@
 # Usage: bench/local_engine.sh [threads]      (default: 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# tandem never reads ./models on its own: name this checkout's models directory.
+export TANDEM_MODELS_DIR="${TANDEM_MODELS_DIR:-$PWD/models}"
 THREADS="${1:-2}"
 TARGET="${CARGO_TARGET_DIR:-target}"
 CACHE="${TANDEM_BENCH_CACHE:-$HOME/.cache/tandem/bench}"

@@ -4,6 +4,8 @@
 # Usage: bench/sensitivity.sh [path/to/shared/eval/dev]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# tandem never reads ./models on its own: name this checkout's models directory.
+export TANDEM_MODELS_DIR="${TANDEM_MODELS_DIR:-$PWD/models}"
 target="${CARGO_TARGET_DIR:-target}"
 # Same invocation shape as every other build (feature unification), dev profile (the core is
 # optimized there; see Cargo.toml).
