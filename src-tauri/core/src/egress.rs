@@ -289,7 +289,8 @@ impl Egress {
             model: req.request.model.clone(),
             payload: req.payload(),
             reasons: req.reasons.clone(),
-            // The exact body the provider will write: the ledger hashes these bytes.
+            // The exact body the provider will write: the ledger hashes these bytes, and these
+            // bytes are what is sent.
             wire: provider.wire_body(&req.request),
         };
         if self.paused() {
@@ -366,7 +367,7 @@ impl Egress {
             .boxed()
         };
         let sent = provider
-            .stream_observed(&req.request, key, before_retry)
+            .stream_observed(&outbound.wire, key, before_retry)
             .await;
         let id = *current.lock().unwrap_or_else(|p| p.into_inner());
         let stream = match sent {

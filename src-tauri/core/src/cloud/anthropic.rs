@@ -146,12 +146,23 @@ impl Anthropic {
         key: &str,
         stream: bool,
     ) -> Result<reqwest::Response, CloudError> {
+        self.send_body(self.wire_body(req, stream), key, stream)
+            .await
+    }
+
+    /// Posts `body` (made by `wire_body`) exactly as given.
+    async fn send_body(
+        &self,
+        body: Vec<u8>,
+        key: &str,
+        stream: bool,
+    ) -> Result<reqwest::Response, CloudError> {
         let mut builder = self
             .client
             .post(self.endpoint.clone())
             .header("anthropic-version", API_VERSION)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(self.wire_body(req, stream));
+            .body(body);
         if !key.is_empty() {
             builder = builder.header("x-api-key", key);
         }
@@ -321,8 +332,16 @@ impl CloudProvider for Anthropic {
         req: &'a CloudRequest,
         key: &'a str,
     ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
+        self.stream_body(self.wire_body(req, true), key)
+    }
+
+    fn stream_body<'a>(
+        &'a self,
+        body: Vec<u8>,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
         Box::pin(async move {
-            let resp = self.send(req, key, true).await?;
+            let resp = self.send_body(body, key, true).await?;
             Ok(wire::event_stream(
                 &self.name,
                 resp,

@@ -63,6 +63,13 @@ pub trait CloudProvider: Send + Sync {
     /// The exact request body `stream` / `complete` write for `req` (the egress ledger hashes
     /// these bytes; serialization is deterministic, so they are the bytes sent).
     fn wire_body(&self, req: &CloudRequest, stream: bool) -> Vec<u8>;
+    /// Streams a request whose body `wire_body` already made: egress sends exactly the bytes it
+    /// hashed into the ledger, and a retry sends them again.
+    fn stream_body<'a>(
+        &'a self,
+        body: Vec<u8>,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<EventStream, CloudError>>;
     fn stream<'a>(
         &'a self,
         req: &'a CloudRequest,

@@ -91,11 +91,22 @@ impl OpenAiCompatible {
         key: &str,
         stream: bool,
     ) -> Result<reqwest::Response, CloudError> {
+        self.send_body(self.wire_body(req, stream), key, stream)
+            .await
+    }
+
+    /// Posts `body` (made by `wire_body`) exactly as given.
+    async fn send_body(
+        &self,
+        body: Vec<u8>,
+        key: &str,
+        stream: bool,
+    ) -> Result<reqwest::Response, CloudError> {
         let mut builder = self
             .client
             .post(self.endpoint.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(self.wire_body(req, stream));
+            .body(body);
         // Local servers (llama.cpp, Ollama) need no key.
         if !key.is_empty() {
             builder = builder.bearer_auth(key);
@@ -209,8 +220,16 @@ impl CloudProvider for OpenAiCompatible {
         req: &'a CloudRequest,
         key: &'a str,
     ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
+        self.stream_body(self.wire_body(req, true), key)
+    }
+
+    fn stream_body<'a>(
+        &'a self,
+        body: Vec<u8>,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
         Box::pin(async move {
-            let resp = self.send(req, key, true).await?;
+            let resp = self.send_body(body, key, true).await?;
             Ok(wire::event_stream(
                 &self.name,
                 resp,

@@ -120,24 +120,26 @@ impl Reliable {
 
     /// A streamed reply, with retries before its first event and timeouts throughout.
     pub async fn stream(&self, req: &CloudRequest, key: &str) -> Result<EventStream, CloudError> {
-        self.stream_observed(req, key, |_| {
+        self.stream_observed(&self.provider.wire_body(req, true), key, |_| {
             futures::FutureExt::boxed(futures::future::ready(true))
         })
         .await
     }
 
-    /// `stream`, telling `before_retry` about each failed attempt just before the request is
-    /// sent again (after the back-off pause); it answers whether to go on (egress records one
-    /// ledger row per transmission and re-checks the pause switch there). When it says no,
-    /// the failed attempt's error is returned.
-    /// The exact body a streamed request for `req` carries (what egress hashes into the ledger).
+    /// The exact body a streamed request for `req` carries (what egress hashes into the ledger
+    /// and then sends).
     pub fn wire_body(&self, req: &CloudRequest) -> Vec<u8> {
         self.provider.wire_body(req, true)
     }
 
+    /// `stream` of a body `wire_body` made (sent, and re-sent on retry, byte for byte), telling
+    /// `before_retry` about each failed attempt just before the request is sent again (after the
+    /// back-off pause); it answers whether to go on (egress records one ledger row per
+    /// transmission and re-checks the pause switch there). When it says no, the failed
+    /// attempt's error is returned.
     pub async fn stream_observed(
         &self,
-        req: &CloudRequest,
+        body: &[u8],
         key: &str,
         mut before_retry: impl FnMut(&CloudError) -> futures::future::BoxFuture<'static, bool>,
     ) -> Result<EventStream, CloudError> {
@@ -153,7 +155,7 @@ impl Reliable {
         let inner = loop {
             let r = match tokio::time::timeout(
                 self.policy.first_byte_timeout,
-                self.provider.stream(req, key),
+                self.provider.stream_body(body.to_vec(), key),
             )
             .await
             {
