@@ -30,6 +30,7 @@ fn request(model: &str) -> SanitizedRequest {
         max_tokens: None,
         temperature: None,
         reasons: vec![],
+        decisions: Default::default(),
     };
     let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).expect("scanner"));
     Sanitizer::new(scanner)

@@ -73,6 +73,8 @@ pub struct Draft {
     pub temperature: Option<f64>,
     /// Why this goes to the cloud (shown by --explain, kept in the ledger).
     pub reasons: Vec<String>,
+    /// The plan's decision for each part it classified; the sanitizer applies them.
+    pub decisions: sensitivity::Decisions,
 }
 
 /// A request whose every turn went through the sanitizer. No public constructor.
@@ -129,8 +131,9 @@ impl SanitizedRequest {
     }
 }
 
-/// Builds `SanitizedRequest`s: masks maskable spans (placeholders consistent within the
-/// conversation's pseudonymizer) and withholds local-only fragments.
+/// Builds `SanitizedRequest`s by applying the plan's decisions: masks the spans the plan chose
+/// (placeholders consistent within the conversation's vault) and withholds local-only
+/// fragments.
 #[derive(Clone)]
 pub struct Sanitizer {
     scanner: Arc<Scanner>,
@@ -161,7 +164,18 @@ impl Sanitizer {
         for t in turns {
             let mut content = String::new();
             for (text, provenance) in &t.parts {
-                let r = sensitivity::redact(&self.scanner, pz, text, *provenance);
+                // The plan decided this part: apply its decision. Anything it never saw (the
+                // role, headers, an abstract written during the turn) is decided now, by the
+                // same function.
+                let decided;
+                let decision = match draft.decisions.get(text, *provenance) {
+                    Some(d) => d,
+                    None => {
+                        decided = sensitivity::decide(&self.scanner, text, *provenance, false);
+                        &decided
+                    }
+                };
+                let r = sensitivity::apply(pz, text, decision);
                 masked += r.masked;
                 withheld += r.withheld;
                 content.push_str(&r.text);

@@ -9,7 +9,7 @@ pub mod run;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cloud::ChatMessage;
+use crate::cloud::{ChatMessage, Role};
 use crate::sensitivity::{self, Provenance, Scanner, Verdict};
 pub use complexity::LocalClass;
 
@@ -97,6 +97,10 @@ pub struct Plan {
     /// Probability that the task needs a stronger model than the local one (1 - p_local).
     pub complexity: f64,
     pub reasons: Vec<String>,
+    /// What the sanitizer applies to each part the plan classified (not shown to people).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub decisions: sensitivity::Decisions,
 }
 
 /// What the router knows about the world besides the task.
@@ -370,9 +374,11 @@ pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
     }
 }
 
-/// Classifies one source's fragments; returns (any maskable, any local-only, any public,
-/// reasons). Names, places, links and codes count as maskable where redaction will mask them
-/// (`masks_entities`), and everywhere under policy private (`strict`).
+/// Classifies one source's fragments once for the turn (`sensitivity::decide`, the one masking
+/// decision, kept in `decided` for the sanitizer to apply); returns (any maskable, any
+/// local-only, any public, reasons). Names, places, links and codes count as maskable where
+/// the text reads as personal (`masks_entities`), and everywhere under policy private
+/// (`strict`).
 fn classify(
     scanner: &Scanner,
     source: &str,
@@ -380,54 +386,26 @@ fn classify(
     provenance: Provenance,
     strict: bool,
     out: &mut Vec<PlanFragment>,
+    decided: &mut Vec<(String, sensitivity::Decision)>,
 ) -> (bool, bool, bool, Vec<String>) {
-    let report = scanner.scan_with(text, provenance);
-    let personal = strict || sensitivity::masks_entities(text, &report);
-    let entities = if personal {
-        // Names by their capitals, and the words no everyday-word list knows (lowercase names,
-        // other scripts, codes), as the sanitizer masks them.
-        let mut e = sensitivity::entity_spans(text);
-        if !strict {
-            e.extend(sensitivity::unknown_word_spans(text).unwrap_or_default());
-            e.sort_unstable();
-        }
-        e
-    } else {
-        Vec::new()
-    };
-    // Policy private: what the detectors cannot clear does not leave either. Words no list of
-    // everyday words knows count as identifying, and without a word list nothing can be
-    // cleared at all.
-    let (unknown, unknown_why) = if !strict {
-        (Vec::new(), String::new())
-    } else if let Some(found) = sensitivity::unknown_word_spans(text) {
-        (
-            found,
-            format!("{source} has words no list of everyday words knows (names, codes, other languages): under policy private they count as identifying"),
-        )
-    } else {
-        (
-            vec![(0, text.chars().count())],
-            format!(
-                "no word list on this device ({} or {}): under policy private nothing can be cleared to leave",
-                sensitivity::words::SYSTEM_WORDS,
-                sensitivity::words::WORDS_ENV
-            ),
-        )
-    };
+    let decision = sensitivity::decide(scanner, text, provenance, strict);
+    // Policy private without a word list: nothing can be cleared to leave. (Such a plan never
+    // reaches the sanitizer: under policy private anything maskable stays local.)
+    let no_words = strict && sensitivity::CommonWords::system().is_none();
     let (mut masked, mut local, mut public) = (false, false, false);
-    let (mut named, mut unknown_at) = (Overlaps::new(&entities), Overlaps::new(&unknown));
-    let (mut entity_masked, mut unknown_masked) = (false, false);
-    for f in sensitivity::fragments(text, &report, provenance) {
-        let (has_entity, has_unknown) = (named.any(f.start, f.end), unknown_at.any(f.start, f.end));
-        let class = match f.verdict {
-            Verdict::Public if has_entity || has_unknown => {
-                entity_masked |= has_entity;
-                unknown_masked |= has_unknown;
-                Verdict::Maskable
-            }
-            v => v,
+    let mut entity_masked = false;
+    // The reason names the unknown words wherever they are (an entity span may cover them).
+    let unknown_masked =
+        strict && sensitivity::unknown_word_spans(text).is_some_and(|w| !w.is_empty());
+    for f in &decision.fragments {
+        let class = match f.class {
+            Verdict::Public if no_words => Verdict::Maskable,
+            c => c,
         };
+        entity_masked |= f
+            .masks
+            .iter()
+            .any(|m| m.detector == "entities" || (m.detector == "words" && !strict));
         match class {
             Verdict::Public => public = true,
             Verdict::Maskable => masked = true,
@@ -440,10 +418,10 @@ fn classify(
             class,
         });
     }
-    let mut reasons = if report.verdict == Verdict::Public {
+    let mut reasons = if decision.verdict == Verdict::Public {
         Vec::new()
     } else {
-        report.reasons
+        decision.reasons.clone()
     };
     if entity_masked {
         reasons.push(format!(
@@ -451,28 +429,30 @@ fn classify(
         ));
     }
     if unknown_masked {
-        reasons.push(unknown_why);
+        reasons.push(format!("{source} has words no list of everyday words knows (names, codes, other languages): under policy private they count as identifying"));
     }
+    if no_words {
+        reasons.push(format!(
+            "no word list on this device ({} or {}): under policy private nothing can be cleared to leave",
+            sensitivity::words::SYSTEM_WORDS,
+            sensitivity::words::WORDS_ENV
+        ));
+    }
+    decided.push((text.to_string(), decision));
     (masked, local, public, reasons)
 }
 
-/// Walks spans sorted by start alongside fragments in text order: does any span overlap the
-/// next fragment?
-struct Overlaps<'a> {
-    spans: &'a [(usize, usize)],
-    k: usize,
-}
-
-impl<'a> Overlaps<'a> {
-    fn new(spans: &'a [(usize, usize)]) -> Self {
-        Self { spans, k: 0 }
+/// The text an earlier turn contributes to a cloud request: an answer the local model wrote
+/// from private material is replaced by a notice (its provenance travels with it), and an
+/// earlier question loses its confidential pasted blocks (they were never sent). The plan
+/// classifies exactly this and the draft sends exactly this.
+pub fn history_text(m: &ChatMessage) -> std::borrow::Cow<'_, str> {
+    if m.derived_private {
+        return run::PRIVATE_ANSWER.into();
     }
-
-    fn any(&mut self, start: usize, end: usize) -> bool {
-        while self.k < self.spans.len() && self.spans[self.k].1 <= start {
-            self.k += 1;
-        }
-        self.k < self.spans.len() && self.spans[self.k].0 < end
+    match (m.role, confidential_blocks(&m.content)) {
+        (Role::User, Some((kept, _))) => kept.into(),
+        _ => m.content.as_str().into(),
     }
 }
 
@@ -488,6 +468,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         task
     };
     let mut fragments = Vec::new();
+    let mut decided = Vec::new();
     let mut reasons = Vec::new();
     let strict = task.policy == Policy::Private;
     let (p_mask, p_local_only, p_public, prompt_reasons) = classify(
@@ -497,6 +478,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         Provenance::Content,
         strict,
         &mut fragments,
+        &mut decided,
     );
     let (mut any_mask, mut any_local) = (p_mask, p_local_only);
     let mut attach_local = false;
@@ -506,7 +488,15 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         } else {
             Provenance::Content
         };
-        let (m, l, _, _) = classify(scanner, &a.name, &a.text, prov, strict, &mut fragments);
+        let (m, l, _, _) = classify(
+            scanner,
+            &a.name,
+            &a.text,
+            prov,
+            strict,
+            &mut fragments,
+            &mut decided,
+        );
         any_mask |= m;
         any_local |= l;
         attach_local |= l;
@@ -533,15 +523,17 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             ));
         }
     }
-    // Every earlier turn: past answers were restored on the device and hold the originals.
-    for m in task.history.iter().filter(|m| !m.derived_private) {
+    // Every earlier turn as the draft will send it: past answers were restored on the device
+    // and hold the originals.
+    for m in &task.history {
         let (mm, l, _, _) = classify(
             scanner,
             "history",
-            &m.content,
+            &history_text(m),
             Provenance::Content,
             strict,
             &mut fragments,
+            &mut decided,
         );
         any_mask |= mm;
         any_local |= l;
@@ -563,12 +555,14 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         _ => complexity::BALANCED_THRESHOLD,
     };
     let complexity = 1.0 - p_local;
+    let decisions = sensitivity::Decisions::new(decided);
     let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
         Plan {
             route,
             strategy,
             fragments,
+            decisions,
             complexity: (complexity * 1000.0).round() / 1000.0,
             reasons,
         }

@@ -818,16 +818,11 @@ fn draft_of(
     parts: Vec<(String, Provenance)>,
     max_tokens: u32,
 ) -> Draft {
-    // Earlier questions lose their confidential pasted blocks here too (they were never sent).
+    // The earlier turns exactly as the plan classified them.
     let mut turns: Vec<Turn> = task
         .history
         .iter()
-        .map(|m| match (m.role, super::confidential_blocks(&m.content)) {
-            // Written on the device from private material: its provenance travels with it.
-            _ if m.derived_private => Turn::new(m.role, PRIVATE_ANSWER),
-            (Role::User, Some((kept, _))) => Turn::new(m.role, kept),
-            _ => Turn::new(m.role, m.content.clone()),
-        })
+        .map(|m| Turn::new(m.role, super::history_text(m).into_owned()))
         .collect();
     turns.push(Turn {
         role: Role::User,
@@ -841,6 +836,7 @@ fn draft_of(
         max_tokens: Some(max_tokens),
         temperature: opts.temperature,
         reasons: plan.reasons.clone(),
+        decisions: plan.decisions.clone(),
     }
 }
 

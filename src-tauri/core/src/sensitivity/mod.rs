@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 pub use lexicon::CONTENT_LABELS;
 pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{
-    entity_spans, fragments, masks_entities, reads_personal, redact, redact_report,
-    unknown_word_spans, Fragment, Redaction,
+    apply, decide, entity_spans, fragments, masks_entities, reads_personal, redact, redact_report,
+    unknown_word_spans, Decided, Decision, Decisions, Fragment, Redaction,
 };
 pub use types::{Candidate, Recognizer, Tier};
 pub use user::{UserPattern, UserRules};

@@ -101,38 +101,140 @@ pub struct Redaction {
 /// was there without learning what.
 pub const WITHHELD: &str = "[WITHHELD]";
 
-/// Scans `text` and renders what a cloud provider would receive.
-pub fn redact(
-    scanner: &Scanner,
-    pseudonymizer: &mut Pseudonymizer,
-    text: &str,
-    provenance: Provenance,
-) -> Redaction {
-    let report = scanner.scan_with(text, provenance);
-    redact_report(pseudonymizer, text, &report, provenance)
+/// The one masking decision for one text: its fragments, each with its class and the spans a
+/// pseudonymizer replaces in it. The plan makes it once per fragment of a turn
+/// (`router::plan`); the sanitizer applies it (`apply`) and decides nothing of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub provenance: Provenance,
+    pub fragments: Vec<Decided>,
+    /// Whether names, places, links and codes are masked in this text (`masks_entities`).
+    pub personal: bool,
+    /// The scanner's verdict over the whole text and its reasons.
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
 }
 
-pub fn redact_report(
-    pseudonymizer: &mut Pseudonymizer,
+/// One fragment of a `Decision`: code point offsets into the text, its class, and (unless it is
+/// withheld) the spans to mask, relative to the fragment's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    pub start: usize,
+    pub end: usize,
+    pub class: Verdict,
+    pub masks: Vec<Span>,
+}
+
+/// A plan's decisions by text: what the sanitizer applies to each part of a draft. A part the
+/// plan never saw (a role, a header, an abstract written later in the turn) is decided when it
+/// is sanitized, by the same `decide`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decisions(std::sync::Arc<Vec<(String, Decision)>>);
+
+impl Decisions {
+    pub fn new(decided: Vec<(String, Decision)>) -> Self {
+        Self(std::sync::Arc::new(decided))
+    }
+
+    /// The decision made for exactly `text` read with `provenance`.
+    pub fn get(&self, text: &str, provenance: Provenance) -> Option<&Decision> {
+        self.0
+            .iter()
+            .find(|(t, d)| d.provenance == provenance && t == text)
+            .map(|(_, d)| d)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Scans `text` and decides what of it may leave (`personal`: mask names, places, links and
+/// codes whatever the text reads like; policy private asks that). CPU work.
+pub fn decide(scanner: &Scanner, text: &str, provenance: Provenance, personal: bool) -> Decision {
+    let report = scanner.scan_with(text, provenance);
+    decide_report(text, &report, provenance, personal)
+}
+
+/// `decide` for a text already scanned.
+pub fn decide_report(
     text: &str,
     report: &ScanReport,
     provenance: Provenance,
-) -> Redaction {
+    personal: bool,
+) -> Decision {
     let frags = fragments(text, report, provenance);
     let mask = report.mask_flags();
-    let personal = masks_entities(text, report);
+    let personal = personal || masks_entities(text, report);
     let known = if personal {
         super::entities::names_in(text)
     } else {
         Vec::new()
     };
+    let mut chars = text.chars();
+    let fragments = frags
+        .iter()
+        .map(|f| {
+            let piece: String = chars.by_ref().take(f.end - f.start).collect();
+            if f.verdict == Verdict::LocalOnly {
+                return Decided {
+                    start: f.start,
+                    end: f.end,
+                    class: Verdict::LocalOnly,
+                    masks: Vec::new(),
+                };
+            }
+            let mut local: Vec<Span> = f
+                .spans
+                .iter()
+                .filter(|&&i| mask[i])
+                .map(|&i| &report.spans[i])
+                .filter(|s| s.start >= f.start && s.end <= f.end)
+                .map(|s| Span {
+                    start: s.start - f.start,
+                    end: s.end - f.start,
+                    ..s.clone()
+                })
+                .collect();
+            if personal {
+                add_entities(&piece, &known, &mut local);
+                add_unknown_words(&piece, &mut local);
+            }
+            Decided {
+                start: f.start,
+                end: f.end,
+                class: if local.is_empty() {
+                    Verdict::Public
+                } else {
+                    Verdict::Maskable
+                },
+                masks: local,
+            }
+        })
+        .collect();
+    Decision {
+        provenance,
+        fragments,
+        personal,
+        verdict: report.verdict,
+        reasons: report.reasons.clone(),
+    }
+}
+
+/// Renders `text` as the cloud receives it under `decision`: masks replaced by placeholders
+/// (consistent within `pseudonymizer`), local-only fragments withheld. Decides nothing.
+pub fn apply(pseudonymizer: &mut Pseudonymizer, text: &str, decision: &Decision) -> Redaction {
     let mut out = String::with_capacity(text.len());
     let (mut masked, mut withheld) = (0, 0);
     let mut chars = text.chars();
     let mut prev_withheld = false;
-    for f in &frags {
+    for f in &decision.fragments {
         let piece: String = chars.by_ref().take(f.end - f.start).collect();
-        match f.verdict {
+        match f.class {
             Verdict::LocalOnly => {
                 if !prev_withheld {
                     out.push_str(WITHHELD);
@@ -152,24 +254,8 @@ pub fn redact_report(
             }
             _ => {
                 prev_withheld = false;
-                let mut local: Vec<Span> = f
-                    .spans
-                    .iter()
-                    .filter(|&&i| mask[i])
-                    .map(|&i| &report.spans[i])
-                    .filter(|s| s.start >= f.start && s.end <= f.end)
-                    .map(|s| Span {
-                        start: s.start - f.start,
-                        end: s.end - f.start,
-                        ..s.clone()
-                    })
-                    .collect();
-                if personal {
-                    add_entities(&piece, &known, &mut local);
-                    add_unknown_words(&piece, &mut local);
-                }
-                masked += local.len();
-                let m = pseudonymizer.mask(&piece, &local.iter().collect::<Vec<_>>());
+                masked += f.masks.len();
+                let m = pseudonymizer.mask(&piece, &f.masks.iter().collect::<Vec<_>>());
                 out.push_str(&m.text);
             }
         }
@@ -178,8 +264,45 @@ pub fn redact_report(
         text: out,
         masked,
         withheld,
-        fragments: frags,
+        fragments: decision
+            .fragments
+            .iter()
+            .map(|f| Fragment {
+                start: f.start,
+                end: f.end,
+                verdict: f.class,
+                spans: Vec::new(),
+            })
+            .collect(),
     }
+}
+
+/// Scans `text` and renders what a cloud provider would receive (`decide` then `apply`).
+pub fn redact(
+    scanner: &Scanner,
+    pseudonymizer: &mut Pseudonymizer,
+    text: &str,
+    provenance: Provenance,
+) -> Redaction {
+    apply(
+        pseudonymizer,
+        text,
+        &decide(scanner, text, provenance, false),
+    )
+}
+
+/// `redact` for a text already scanned.
+pub fn redact_report(
+    pseudonymizer: &mut Pseudonymizer,
+    text: &str,
+    report: &ScanReport,
+    provenance: Provenance,
+) -> Redaction {
+    apply(
+        pseudonymizer,
+        text,
+        &decide_report(text, report, provenance, false),
+    )
 }
 
 /// Organisation and place names, links and codes identify people next to a personal

@@ -46,6 +46,7 @@ fn sanitized(
         max_tokens,
         temperature,
         reasons: vec![],
+        decisions: Default::default(),
     };
     let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).unwrap());
     Sanitizer::new(scanner)

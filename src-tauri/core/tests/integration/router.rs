@@ -236,6 +236,7 @@ fn personal_material_masks_names_places_and_links() {
         max_tokens: None,
         temperature: None,
         reasons: Vec::new(),
+        decisions: Default::default(),
     };
     let sent = Sanitizer::new(s.clone())
         .sanitize(draft, &mut Pseudonymizer::new())
@@ -550,6 +551,7 @@ async fn egress_blocks_paused_and_rescan_hits_and_records_them_without_payload()
         max_tokens: None,
         temperature: None,
         reasons: vec!["test".into()],
+        decisions: Default::default(),
     };
     let req = Sanitizer::new(scanner())
         .sanitize(draft.clone(), &mut Pseudonymizer::new())
@@ -618,6 +620,7 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
                     max_tokens: None,
                     temperature: None,
                     reasons: vec!["test".into()],
+                    decisions: Default::default(),
                 },
                 &mut Pseudonymizer::new(),
             )
@@ -1133,4 +1136,59 @@ async fn turns_are_run_streamed_stored_and_stoppable() {
         store.vault(&out.conversation).unwrap().issued.is_empty(),
         "the vault went with it"
     );
+}
+
+/// One decision per fragment: the sanitizer applies what the plan decided (it does not decide
+/// again), and the plan's classes are what the payload shows.
+#[test]
+fn the_sanitizer_applies_the_plans_decisions() {
+    let s = scanner();
+    let prompt = "Dear team, my colleague Ivo Marsh from Plovdiv called about IBAN DE89 3704 0044 0532 0130 00. Please draft a short reply thanking him.";
+    let task = Task {
+        prompt: prompt.into(),
+        ..Task::default()
+    };
+    let plan = router::plan(&s, &task, &ctx(LocalClass::Small));
+    assert_eq!(plan.route, Route::Split, "{plan:?}");
+    let opts = RunOptions::default();
+    let a = agent("m");
+    let sanitize = |plan: &router::Plan| {
+        let draft = router::run::draft_request(&task, plan, &opts, &a, "Be brief.", &[]);
+        Sanitizer::new(s.clone())
+            .sanitize(draft, &mut Pseudonymizer::new())
+            .unwrap()
+            .text()
+    };
+    let sent = sanitize(&plan);
+    for private in ["Ivo", "Marsh", "Plovdiv", "DE89"] {
+        assert!(!sent.contains(private), "{private} left in {sent}");
+    }
+    // Every fragment the plan calls public goes out word for word; a maskable one does not.
+    let chars: Vec<char> = prompt.chars().collect();
+    for f in plan.fragments.iter().filter(|f| f.source == "prompt") {
+        let piece: String = chars[f.start..f.end].iter().collect();
+        let verbatim = sent.contains(piece.trim());
+        assert_eq!(
+            verbatim,
+            f.class == Verdict::Public,
+            "{f:?} {piece:?} in {sent}"
+        );
+    }
+    // The sanitizer applies the plan's decision rather than deciding again: a plan whose
+    // decisions are gone is decided afresh (the same result), and one whose decision masks
+    // nothing sends the text as decided.
+    let mut undecided = plan.clone();
+    undecided.decisions = Default::default();
+    assert_eq!(sanitize(&undecided), sent);
+    let d = plan
+        .decisions
+        .get(prompt, tandem_core::sensitivity::Provenance::Content);
+    let mut lax = d.expect("the plan decided the prompt").clone();
+    for f in &mut lax.fragments {
+        f.masks.clear();
+        f.class = Verdict::Public;
+    }
+    let mut lax_plan = plan.clone();
+    lax_plan.decisions = tandem_core::sensitivity::Decisions::new(vec![(prompt.into(), lax)]);
+    assert!(sanitize(&lax_plan).contains("Ivo Marsh"));
 }
