@@ -44,6 +44,21 @@ impl crate::ErrorCode for EgressError {
     }
 }
 
+/// Proof that the egress guard is the one sending. Only this module can make one
+/// (`SendPermit::issue` is private to it), and every function that transmits to a provider
+/// (`CloudProvider::stream_body`, `Reliable::stream_observed`) asks for it: no host, test or
+/// benchmark can reach the network without the pause switch, the last-line check and the
+/// ledger.
+pub struct SendPermit {
+    _private: (),
+}
+
+impl SendPermit {
+    fn issue() -> Self {
+        Self { _private: () }
+    }
+}
+
 /// One turn of what the task wants to send, before sanitizing: parts of different provenance
 /// (the prompt, a document from a sensitive folder, ...) each sanitized on its own terms.
 #[derive(Debug, Clone)]
@@ -380,8 +395,9 @@ impl Egress {
             }
             .boxed()
         };
+        let permit = SendPermit::issue();
         let sent = provider
-            .stream_observed(&outbound.wire, key, before_retry)
+            .stream_observed(&outbound.wire, key, &permit, before_retry)
             .await;
         let id = *current.lock().unwrap_or_else(|p| p.into_inner());
         let stream = match sent {

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::wire::{self, Step, WireDecoder};
 use super::{
-    CloudError, CloudEvent, CloudProvider, CloudRequest, Completion, EventStream, Role, Usage,
+    CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, Role, SendPermit, Usage,
 };
 
 /// The API version Tandem speaks (the stable one the Messages API documents).
@@ -42,20 +42,9 @@ struct AUsage {
     output_tokens: Option<u64>,
 }
 
-#[derive(Deserialize)]
-struct Block {
-    #[serde(default, rename = "type")]
-    kind: String,
-    #[serde(default)]
-    text: Option<String>,
-}
-
+/// `message_start`'s message: only its usage is read (the text comes in deltas).
 #[derive(Deserialize)]
 struct Message {
-    #[serde(default)]
-    content: Vec<Block>,
-    #[serde(default)]
-    stop_reason: Option<String>,
     #[serde(default)]
     usage: Option<AUsage>,
 }
@@ -140,16 +129,6 @@ impl Anthropic {
         body
     }
 
-    async fn send(
-        &self,
-        req: &CloudRequest,
-        key: &str,
-        stream: bool,
-    ) -> Result<reqwest::Response, CloudError> {
-        self.send_body(self.wire_body(req, stream), key, stream)
-            .await
-    }
-
     /// Posts `body` (made by `wire_body`) exactly as given.
     async fn send_body(
         &self,
@@ -176,36 +155,6 @@ impl Anthropic {
             .await
             .map_err(|e| wire::connect_error(&self.name, e))?;
         wire::check_status(&self.name, resp).await
-    }
-
-    async fn complete_inner(
-        &self,
-        req: &CloudRequest,
-        key: &str,
-    ) -> Result<Completion, CloudError> {
-        let resp = self.send(req, key, false).await?;
-        let bytes = resp.bytes().await.map_err(|e| CloudError::StreamCut {
-            provider: self.name.clone(),
-            message: wire::without_url(e),
-        })?;
-        let msg: Message = serde_json::from_slice(&bytes).map_err(|e| CloudError::Protocol {
-            provider: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        let text = msg
-            .content
-            .iter()
-            .filter(|b| b.kind == "text")
-            .filter_map(|b| b.text.as_deref())
-            .collect::<String>();
-        Ok(Completion {
-            text,
-            finish_reason: msg.stop_reason.filter(|s| !s.is_empty()),
-            usage: msg.usage.map(|u| Usage {
-                prompt_tokens: u.input_tokens.unwrap_or(0),
-                completion_tokens: u.output_tokens.unwrap_or(0),
-            }),
-        })
     }
 }
 
@@ -327,18 +276,11 @@ impl CloudProvider for Anthropic {
         serde_json::to_vec(&self.body(req, stream)).unwrap_or_default()
     }
 
-    fn stream<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
-        self.stream_body(self.wire_body(req, true), key)
-    }
-
     fn stream_body<'a>(
         &'a self,
         body: Vec<u8>,
         key: &'a str,
+        _permit: &'a SendPermit,
     ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
         Box::pin(async move {
             let resp = self.send_body(body, key, true).await?;
@@ -348,13 +290,5 @@ impl CloudProvider for Anthropic {
                 EventDecoder::default(),
             ))
         })
-    }
-
-    fn complete<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<Completion, CloudError>> {
-        Box::pin(self.complete_inner(req, key))
     }
 }

@@ -17,6 +17,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
+pub use crate::egress::SendPermit;
 pub use crate::local::{ChatMessage, Role};
 
 /// One chat request to a cloud model. Only this crate builds one (`egress::Sanitizer`): hosts
@@ -47,14 +48,6 @@ impl CloudRequest {
 /// A streamed reply: deltas, then one `Done` or one error.
 pub type EventStream = BoxStream<'static, Result<CloudEvent, CloudError>>;
 
-/// A whole (non-streamed) reply.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Completion {
-    pub text: String,
-    pub finish_reason: Option<String>,
-    pub usage: Option<Usage>,
-}
-
 /// One provider's wire client. Tests swap in the real clients pointed at a loopback server.
 pub trait CloudProvider: Send + Sync {
     fn name(&self) -> &str;
@@ -64,22 +57,15 @@ pub trait CloudProvider: Send + Sync {
     /// these bytes; serialization is deterministic, so they are the bytes sent).
     fn wire_body(&self, req: &CloudRequest, stream: bool) -> Vec<u8>;
     /// Streams a request whose body `wire_body` already made: egress sends exactly the bytes it
-    /// hashed into the ledger, and a retry sends them again.
+    /// hashed into the ledger, and a retry sends them again. Only the egress guard holds a
+    /// `SendPermit`, so nothing else can call this: hosts, tests and benchmarks send through
+    /// `Egress::send` (pause switch, last-line check, ledger) like everything else.
     fn stream_body<'a>(
         &'a self,
         body: Vec<u8>,
         key: &'a str,
+        permit: &'a SendPermit,
     ) -> BoxFuture<'a, Result<EventStream, CloudError>>;
-    fn stream<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<EventStream, CloudError>>;
-    fn complete<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<Completion, CloudError>>;
 }
 
 /// Which wire format a provider speaks.

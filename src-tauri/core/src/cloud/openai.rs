@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wire::{self, Step, WireDecoder};
-use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, Completion, EventStream, Usage};
+use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, SendPermit, Usage};
 
 /// A configured OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -40,8 +40,6 @@ struct Chunk {
 struct ChunkChoice {
     #[serde(default)]
     delta: Option<Content>,
-    #[serde(default)]
-    message: Option<Content>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
@@ -85,16 +83,6 @@ impl OpenAiCompatible {
         body
     }
 
-    async fn send(
-        &self,
-        req: &CloudRequest,
-        key: &str,
-        stream: bool,
-    ) -> Result<reqwest::Response, CloudError> {
-        self.send_body(self.wire_body(req, stream), key, stream)
-            .await
-    }
-
     /// Posts `body` (made by `wire_body`) exactly as given.
     async fn send_body(
         &self,
@@ -122,36 +110,6 @@ impl OpenAiCompatible {
             .await
             .map_err(|e| wire::connect_error(&self.name, e))?;
         wire::check_status(&self.name, resp).await
-    }
-
-    async fn complete_inner(
-        &self,
-        req: &CloudRequest,
-        key: &str,
-    ) -> Result<Completion, CloudError> {
-        let resp = self.send(req, key, false).await?;
-        let bytes = resp.bytes().await.map_err(|e| CloudError::StreamCut {
-            provider: self.name.clone(),
-            message: wire::without_url(e),
-        })?;
-        let chunk: Chunk = serde_json::from_slice(&bytes).map_err(|e| CloudError::Protocol {
-            provider: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        let choice = chunk.choices.into_iter().next();
-        let finish_reason = choice
-            .as_ref()
-            .and_then(|c| c.finish_reason.clone())
-            .filter(|f| !f.is_empty());
-        let text = choice
-            .and_then(|c| c.message.or(c.delta))
-            .and_then(|m| m.content)
-            .unwrap_or_default();
-        Ok(Completion {
-            text,
-            finish_reason,
-            usage: chunk.usage,
-        })
     }
 }
 
@@ -215,18 +173,11 @@ impl CloudProvider for OpenAiCompatible {
         serde_json::to_vec(&self.body(req, stream)).unwrap_or_default()
     }
 
-    fn stream<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
-        self.stream_body(self.wire_body(req, true), key)
-    }
-
     fn stream_body<'a>(
         &'a self,
         body: Vec<u8>,
         key: &'a str,
+        _permit: &'a SendPermit,
     ) -> BoxFuture<'a, Result<EventStream, CloudError>> {
         Box::pin(async move {
             let resp = self.send_body(body, key, true).await?;
@@ -236,13 +187,5 @@ impl CloudProvider for OpenAiCompatible {
                 ChunkDecoder::default(),
             ))
         })
-    }
-
-    fn complete<'a>(
-        &'a self,
-        req: &'a CloudRequest,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<Completion, CloudError>> {
-        Box::pin(self.complete_inner(req, key))
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use futures::stream::StreamExt;
 use tokio::sync::Semaphore;
 
-use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream};
+use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, SendPermit};
 
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -118,21 +118,14 @@ impl Reliable {
         base.mul_f64(factor)
     }
 
-    /// A streamed reply, with retries before its first event and timeouts throughout.
-    pub async fn stream(&self, req: &CloudRequest, key: &str) -> Result<EventStream, CloudError> {
-        self.stream_observed(&self.provider.wire_body(req, true), key, |_| {
-            futures::FutureExt::boxed(futures::future::ready(true))
-        })
-        .await
-    }
-
     /// The exact body a streamed request for `req` carries (what egress hashes into the ledger
     /// and then sends).
     pub fn wire_body(&self, req: &CloudRequest) -> Vec<u8> {
         self.provider.wire_body(req, true)
     }
 
-    /// `stream` of a body `wire_body` made (sent, and re-sent on retry, byte for byte), telling
+    /// A streamed reply to a body `wire_body` made, with retries before its first event and
+    /// timeouts throughout: the body is (sent, and re-sent on retry, byte for byte), telling
     /// `before_retry` about each failed attempt just before the request is sent again (after the
     /// back-off pause); it answers whether to go on (egress records one ledger row per
     /// transmission and re-checks the pause switch there). When it says no, the failed
@@ -141,6 +134,7 @@ impl Reliable {
         &self,
         body: &[u8],
         key: &str,
+        send: &SendPermit,
         mut before_retry: impl FnMut(&CloudError) -> futures::future::BoxFuture<'static, bool>,
     ) -> Result<EventStream, CloudError> {
         self.check_breaker()?;
@@ -155,7 +149,7 @@ impl Reliable {
         let inner = loop {
             let r = match tokio::time::timeout(
                 self.policy.first_byte_timeout,
-                self.provider.stream_body(body.to_vec(), key),
+                self.provider.stream_body(body.to_vec(), key, send),
             )
             .await
             {

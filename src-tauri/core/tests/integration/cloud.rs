@@ -11,8 +11,11 @@ use tandem_core::cloud::agents::Agent;
 use tandem_core::cloud::anthropic::Anthropic;
 use tandem_core::cloud::loopback::Loopback;
 use tandem_core::cloud::openai::OpenAiCompatible;
-use tandem_core::cloud::{self, CloudError, CloudEvent, CloudProvider, Role, Usage, Wire};
-use tandem_core::egress::{Draft, SanitizedRequest, Sanitizer, Turn};
+use tandem_core::cloud::reliable::{Policy, Reliable};
+use tandem_core::cloud::{
+    self, CloudError, CloudEvent, CloudProvider, EventStream, Role, Usage, Wire,
+};
+use tandem_core::egress::{Draft, Egress, EgressError, SanitizedRequest, Sanitizer, Turn};
 use tandem_core::sensitivity::{Pseudonymizer, Scanner, UserRules};
 
 const KEY: &str = "sk-test-loopback-0123456789";
@@ -54,11 +57,38 @@ fn sanitized(
         .unwrap()
 }
 
+/// Sends the way everything sends: through the egress guard (here with no ledger and no
+/// retries). Nothing outside it can reach a provider.
+pub(crate) async fn send_req(
+    r: &Reliable,
+    req: SanitizedRequest,
+    key: &str,
+) -> Result<EventStream, CloudError> {
+    let scanner = Arc::new(Scanner::rules_only(&UserRules::default()).unwrap());
+    match Egress::new(scanner, None).send(req, r, key).await {
+        Ok(s) => Ok(s),
+        Err(EgressError::Cloud(e)) => Err(e),
+        Err(other) => panic!("the egress guard refused: {other}"),
+    }
+}
+
+async fn send(
+    p: &Arc<dyn CloudProvider>,
+    model: &str,
+    key: &str,
+) -> Result<EventStream, CloudError> {
+    let once = Policy {
+        max_attempts: 1,
+        ..Policy::default()
+    };
+    send_req(&Reliable::new(p.clone(), once), request(model), key).await
+}
+
 async fn collect(
-    p: &dyn CloudProvider,
+    p: &Arc<dyn CloudProvider>,
     model: &str,
 ) -> (String, Vec<Result<CloudEvent, CloudError>>) {
-    let mut s = p.stream(request(model).request(), KEY).await.unwrap();
+    let mut s = send(p, model, KEY).await.unwrap();
     let mut text = String::new();
     let mut tail = Vec::new();
     while let Some(ev) = s.next().await {
@@ -85,7 +115,7 @@ async fn streams_what_real_providers_send() {
         .ends_with("/v1/messages"));
     for wire in WIRES {
         let p = client(wire, &lb);
-        let (text, tail) = collect(p.as_ref(), "normal").await;
+        let (text, tail) = collect(&p, "normal").await;
         assert_eq!(text, "Hello, world", "{wire:?}");
         let finish = if wire == Wire::Openai {
             "stop"
@@ -103,13 +133,13 @@ async fn streams_what_real_providers_send() {
             })],
             "{wire:?}"
         );
-        let (text, tail) = collect(p.as_ref(), "malformed").await;
+        let (text, tail) = collect(&p, "malformed").await;
         assert_eq!(text, "Hello, world", "{wire:?}");
         assert!(
             matches!(tail.as_slice(), [Ok(CloudEvent::Done { .. })]),
             "{wire:?} {tail:?}"
         );
-        let (text, tail) = collect(p.as_ref(), "big").await;
+        let (text, tail) = collect(&p, "big").await;
         assert_eq!(text.split_whitespace().count(), 20_000, "{wire:?}");
         assert!(
             matches!(
@@ -121,7 +151,7 @@ async fn streams_what_real_providers_send() {
             ),
             "{wire:?}"
         );
-        let (text, _) = collect(p.as_ref(), "echo").await;
+        let (text, _) = collect(&p, "echo").await;
         assert_eq!(text, "hi");
     }
 }
@@ -131,7 +161,14 @@ async fn anthropic_requests_carry_the_system_prompt_and_max_tokens() {
     let lb = server().await;
     let p = client(Wire::Anthropic, &lb);
     let req = sanitized("normal", Some("be brief"), Some(0.2), None);
-    p.complete(req.request(), KEY).await.unwrap();
+    let once = Policy {
+        max_attempts: 1,
+        ..Policy::default()
+    };
+    let mut s = send_req(&Reliable::new(p.clone(), once), req, KEY)
+        .await
+        .unwrap();
+    while s.next().await.is_some() {}
     let body = &lb.received()[0];
     assert_eq!(body["system"], "be brief");
     assert_eq!(body["messages"].as_array().unwrap().len(), 1);
@@ -143,7 +180,7 @@ async fn anthropic_requests_carry_the_system_prompt_and_max_tokens() {
 async fn a_cut_stream_is_an_error_after_the_text_it_delivered() {
     let lb = server().await;
     for wire in WIRES {
-        let (text, tail) = collect(client(wire, &lb).as_ref(), "cut").await;
+        let (text, tail) = collect(&client(wire, &lb), "cut").await;
         assert_eq!(text, "Hello, world");
         assert!(
             matches!(tail.as_slice(), [Err(CloudError::StreamCut { .. })]),
@@ -151,7 +188,7 @@ async fn a_cut_stream_is_an_error_after_the_text_it_delivered() {
         );
     }
     // Anthropic can report trouble inside a 200 stream: typed, and retryable as a server error.
-    let (text, tail) = collect(client(Wire::Anthropic, &lb).as_ref(), "overloaded").await;
+    let (text, tail) = collect(&client(Wire::Anthropic, &lb), "overloaded").await;
     assert_eq!(text, "Hello");
     assert!(
         matches!(tail.as_slice(), [Err(e @ CloudError::Server { status: 529, .. })] if e.retryable()),
@@ -164,11 +201,7 @@ async fn failures_are_typed_and_never_show_the_key() {
     let lb = server().await;
     for wire in WIRES {
         let p = client(wire, &lb);
-        let err = p
-            .stream(request("normal").request(), "sk-wrong-key")
-            .await
-            .err()
-            .unwrap();
+        let err = send(&p, "normal", "sk-wrong-key").await.err().unwrap();
         assert_eq!(
             err,
             CloudError::KeyRejected {
@@ -179,31 +212,20 @@ async fn failures_are_typed_and_never_show_the_key() {
         assert!(err.to_string().contains("key rejected by loopback"));
         assert!(!err.to_string().contains("sk-wrong-key"));
         assert_eq!(
-            p.stream(request("limited").request(), KEY)
-                .await
-                .err()
-                .unwrap(),
+            send(&p, "limited", KEY).await.err().unwrap(),
             CloudError::RateLimited {
                 provider: "loopback".into(),
                 retry_after: Some(Duration::from_secs(7))
             }
         );
         assert_eq!(
-            p.stream(request("broken").request(), KEY)
-                .await
-                .err()
-                .unwrap(),
+            send(&p, "broken", KEY).await.err().unwrap(),
             CloudError::Server {
                 provider: "loopback".into(),
                 status: 503
             }
         );
-        match p
-            .stream(request("nope").request(), KEY)
-            .await
-            .err()
-            .unwrap()
-        {
+        match send(&p, "nope", KEY).await.err().unwrap() {
             CloudError::BadRequest {
                 status: 404,
                 message,
@@ -214,10 +236,7 @@ async fn failures_are_typed_and_never_show_the_key() {
         // Nothing listening: a connection error, quickly.
         let dead = cloud::connect(wire, "nowhere", "http://127.0.0.1:9/v1").unwrap();
         assert!(matches!(
-            dead.stream(request("normal").request(), KEY)
-                .await
-                .err()
-                .unwrap(),
+            send(&dead, "normal", KEY).await.err().unwrap(),
             CloudError::Connect { .. }
         ));
         assert!(matches!(
@@ -232,8 +251,7 @@ async fn failures_are_typed_and_never_show_the_key() {
         assert!(cloud::connect(wire, "local", "http://localhost:11434/v1").is_ok());
     }
     assert_eq!(
-        client(Wire::Openai, &lb)
-            .stream(request("overloaded").request(), KEY)
+        send(&client(Wire::Openai, &lb), "overloaded", KEY)
             .await
             .err()
             .unwrap(),
@@ -242,32 +260,6 @@ async fn failures_are_typed_and_never_show_the_key() {
             status: 529
         }
     );
-}
-
-#[tokio::test]
-async fn non_streaming_replies_are_read_whole() {
-    let lb = server().await;
-    for wire in WIRES {
-        let c = client(wire, &lb)
-            .complete(request("normal").request(), KEY)
-            .await
-            .unwrap();
-        assert_eq!(c.text, "Hello, world");
-        assert!(c.finish_reason.is_some());
-        assert_eq!(
-            c.usage,
-            Some(Usage {
-                prompt_tokens: 9,
-                completion_tokens: 2
-            })
-        );
-        assert!(matches!(
-            client(wire, &lb)
-                .complete(request("nope").request(), KEY)
-                .await,
-            Err(CloudError::BadRequest { status: 404, .. })
-        ));
-    }
 }
 
 mod reliability {
@@ -287,7 +279,7 @@ mod reliability {
     use tandem_core::cloud::CloudProvider;
     use tandem_core::cloud::{CloudError, CloudEvent};
 
-    use super::{request, KEY};
+    use super::{request, send_req, KEY};
 
     type Hits = Arc<Mutex<HashMap<String, u32>>>;
 
@@ -367,7 +359,7 @@ mod reliability {
     }
 
     async fn text_of(r: &Reliable, model: &str) -> Result<String, CloudError> {
-        let mut s = r.stream(request(model).request(), KEY).await?;
+        let mut s = send_req(r, request(model), KEY).await?;
         let mut text = String::new();
         while let Some(ev) = s.next().await {
             if let CloudEvent::Delta { text: t } = ev? {
@@ -422,7 +414,7 @@ mod reliability {
             })
         ));
         // Part of the reply arrived, then silence: an idle timeout, and no silent re-send.
-        let mut s = r.stream(request("stall").request(), KEY).await.unwrap();
+        let mut s = send_req(&r, request("stall"), KEY).await.unwrap();
         assert_eq!(
             s.next().await.unwrap().unwrap(),
             CloudEvent::Delta {
@@ -448,12 +440,12 @@ mod reliability {
             ..quick()
         };
         let r = Reliable::new(provider(&url), one);
-        let mut s = r.stream(request("stall").request(), KEY).await.unwrap();
+        let mut s = send_req(&r, request("stall"), KEY).await.unwrap();
         assert!(s.next().await.unwrap().is_ok());
         // The only slot is taken: a second request waits.
         assert!(tokio::time::timeout(
             Duration::from_millis(200),
-            r.stream(request("flaky").request(), KEY)
+            send_req(&r, request("flaky"), KEY)
         )
         .await
         .is_err());
