@@ -58,8 +58,10 @@ bench:
 	@bench/app_responsive.py
 
 # Packages: the release build takes ~25 min cold on 2 cores; the debug one reuses `make run`'s.
+# The package carries the NER model and ONNX Runtime (fetched and sha256-checked by setup) as
+# resources: a new user scans names without fetching anything (tauri.bundle-ner.json).
 deb: setup
-	ui/node_modules/.bin/tauri build --bundles deb
+	ui/node_modules/.bin/tauri build --bundles deb --config tauri.bundle-ner.json
 
 deb-debug: setup
-	ui/node_modules/.bin/tauri build --debug --bundles deb
+	ui/node_modules/.bin/tauri build --debug --bundles deb --config tauri.bundle-ner.json

@@ -137,6 +137,11 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
         .setup(|app| {
             let handle = app.handle().clone();
             let state = app.state::<AppState>().inner().clone();
+            // A package ships the NER model among its resources (`make deb`): the scanner
+            // uses it until the models directory has its own copy.
+            if let Ok(dir) = app.path().resource_dir() {
+                let _ = state.bundled_ner.set(dir.join("ner"));
+            }
             // Forward core events to the windows, and start loading the model now so
             // the first question does not wait for it.
             let mut rx = state.events.subscribe();

@@ -139,6 +139,9 @@ pub struct AppState {
     /// Answers for the native file dialogs given in advance (tests, where no dialog can be
     /// clicked); when empty the dialog plugin asks the user.
     pub dialog_answers: Arc<Mutex<VecDeque<Option<PathBuf>>>>,
+    /// The NER files a package ships among its resources (`bundle-ner.json`), set at start:
+    /// used when the models directory has none.
+    pub bundled_ner: Arc<std::sync::OnceLock<PathBuf>>,
 }
 
 /// Opens a part once (on a blocking thread: each opens files); a failure is remembered too.
@@ -195,6 +198,7 @@ impl AppState {
             gateway: Arc::new(tokio::sync::Mutex::new(None)),
             indexing: Arc::new(tokio::sync::Mutex::new(())),
             dialog_answers: Arc::new(Mutex::new(VecDeque::new())),
+            bundled_ner: Arc::default(),
         }
     }
 
@@ -312,8 +316,9 @@ impl AppState {
 
     pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {
         let dir = self.settings.models_dir.clone();
+        let bundled = self.bundled_ner.get().cloned();
         open_once(&self.scanner, move || {
-            host::load_scanner(&dir)
+            host::load_scanner_with(&dir, bundled.as_deref())
                 .map(Arc::new)
                 .map_err(ErrorInfo::from)
         })

@@ -55,8 +55,14 @@ fn joined(e: tokio::task::JoinError) -> HostError {
 /// The scanner with the user's rules (`TANDEM_RULES` or the default rules file) and, when its
 /// files are present, the NER model. Loads files: call off the async workers.
 pub fn load_scanner(models_dir: &Path) -> Result<Scanner, HostError> {
+    load_scanner_with(models_dir, None)
+}
+
+/// `load_scanner` for a packaged app: `bundled` is the NER directory among its resources, used
+/// when the models directory has none (a new user has not fetched anything).
+pub fn load_scanner_with(models_dir: &Path, bundled: Option<&Path>) -> Result<Scanner, HostError> {
     let rules = sensitivity::load_user_rules(&sensitivity::default_rules_path())?;
-    Ok(sensitivity::load_default(models_dir, &rules)?)
+    Ok(sensitivity::load_default_with(models_dir, bundled, &rules)?)
 }
 
 /// The local model's size class, from the manifest entry of the model `name`.

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
 
 use super::Gateway;
+use crate::cloud::CloudError;
 use crate::local::{ChatMessage, LocalError, Role};
 use crate::router::run::{RunError, RunEvent, RunOptions, Summary};
 use crate::router::{Plan, Policy, Task};
@@ -129,10 +130,9 @@ impl From<RunError> for ApiError {
             RunError::NoLocal(_) | RunError::Local(LocalError::Stopped) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            RunError::CloudFailed { .. } | RunError::Cloud(_) if e.code() == "cloud.timeout" => {
-                StatusCode::GATEWAY_TIMEOUT
-            }
-            RunError::CloudFailed { .. } | RunError::Cloud(_) => StatusCode::BAD_GATEWAY,
+            RunError::CloudFailed(step) if step.timed_out() => StatusCode::GATEWAY_TIMEOUT,
+            RunError::Cloud(CloudError::Timeout { .. }) => StatusCode::GATEWAY_TIMEOUT,
+            RunError::CloudFailed(_) | RunError::Cloud(_) => StatusCode::BAD_GATEWAY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.code(), e.to_string())

@@ -21,7 +21,6 @@ use crate::local::{GenerateRequest, LocalEngine, StreamEvent};
 use crate::network::{NetState, NetworkStatus};
 use crate::secrets::Keys;
 use crate::sensitivity::{Provenance, Pseudonymizer, StreamRestore};
-use crate::ErrorCode;
 
 /// The CPU package energy counter (Intel/AMD RAPL through powercap), when this user can read
 /// it: microjoules since an arbitrary start.
@@ -78,8 +77,8 @@ pub enum RunError {
     #[error(transparent)]
     Cloud(#[from] crate::cloud::CloudError),
     /// The cloud step failed and no local model could take over.
-    #[error("{message}")]
-    CloudFailed { code: &'static str, message: String },
+    #[error(transparent)]
+    CloudFailed(#[from] StepError),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -90,7 +89,7 @@ impl crate::ErrorCode for RunError {
             RunError::NoLocal(_) => "router.no_local",
             RunError::Local(e) => e.code(),
             RunError::Cloud(e) => e.code(),
-            RunError::CloudFailed { code, .. } => code,
+            RunError::CloudFailed(e) => e.code(),
             RunError::Internal(_) => "router.internal",
         }
     }
@@ -290,15 +289,12 @@ impl Orchestrator {
                     // Without a local model there is nothing to fall back to: the host gets
                     // the cloud's own error (an API answers 502/504 with it).
                     if self.local.is_none() {
-                        return Err(RunError::CloudFailed {
-                            code: why.code,
-                            message: why.message,
-                        });
+                        return Err(RunError::CloudFailed(why));
                     }
                     send(
                         &tx,
                         RunEvent::Notice {
-                            text: format!("{}; answering with the local model", why.message),
+                            text: format!("{why}; answering with the local model"),
                         },
                     )
                     .await;
@@ -416,7 +412,7 @@ impl Orchestrator {
         &self,
         call: CloudCall<'_>,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), StepError> {
         let CloudCall {
             task,
             plan,
@@ -426,10 +422,7 @@ impl Orchestrator {
             ..
         } = call;
         let Some(local) = self.local.clone() else {
-            return Err(Failure::new(
-                "router.no_local",
-                "reading the private documents needs the local model",
-            ));
+            return Err(StepError::NoLocal);
         };
         let draft = draft_request(task, plan, opts, agent, self.catalog.role_of(agent), &[]);
         let reply = self.ask_cloud(draft, call, summary, false).await?;
@@ -480,13 +473,7 @@ impl Orchestrator {
                     temperature: None,
                 };
                 let clock = LocalClock::start();
-                let fail = |e: crate::local::LocalError| Failure::new(e.code(), e);
-                let (out, metrics) = local
-                    .generate(req)
-                    .map_err(fail)?
-                    .collect_text()
-                    .await
-                    .map_err(fail)?;
+                let (out, metrics) = local.generate(req)?.collect_text().await?;
                 self.account_local(local.as_ref(), opts, &metrics, clock, summary)
                     .await;
                 let out = out.trim();
@@ -510,7 +497,7 @@ impl Orchestrator {
         };
         self.run_local(&combined, opts, tx, summary)
             .await
-            .map_err(|e| Failure::new(e.code(), e))
+            .map_err(|e| StepError::Run(Box::new(e)))
     }
 
     /// The local model writes an abstract of one private document for the task.
@@ -543,7 +530,7 @@ impl Orchestrator {
         Some(out)
     }
 
-    async fn run_cloud(&self, call: CloudCall<'_>, summary: &mut Summary) -> Result<(), Failure> {
+    async fn run_cloud(&self, call: CloudCall<'_>, summary: &mut Summary) -> Result<(), StepError> {
         let CloudCall {
             task,
             plan,
@@ -605,7 +592,7 @@ impl Orchestrator {
         call: CloudCall<'_>,
         summary: &mut Summary,
         show: bool,
-    ) -> Result<String, Failure> {
+    ) -> Result<String, StepError> {
         let CloudCall {
             task,
             opts,
@@ -626,12 +613,12 @@ impl Orchestrator {
             (sanitizer.sanitize(draft, &mut pz), pz)
         })
         .await
-        .map_err(|e| Failure::new("router.internal", e))?;
+        .map_err(|e| StepError::Internal(e.to_string()))?;
         // What was issued is kept before anything is sent: a reply may use any of it.
         if let Some(v) = &vault {
             *v.lock().unwrap_or_else(|p| p.into_inner()) = pz.clone();
         }
-        let req = req.map_err(|e| Failure::new(e.code(), e))?;
+        let req = req.map_err(StepError::Egress)?;
         summary.masked += req.masked();
         summary.withheld += req.withheld();
         summary.agent = Some(agent.name.clone());
@@ -653,16 +640,11 @@ impl Orchestrator {
         .await;
         let provider = self
             .reliable(&agent.provider)
-            .map_err(|e| Failure::new(e.code(), e))?;
+            .map_err(|e| StepError::Run(Box::new(e)))?;
         let mut stream = match self.egress.send(req, &provider, key).await {
             Ok(s) => s,
-            Err(e @ EgressError::Blocked(_)) => {
-                return Err(Failure::new(
-                    e.code(),
-                    format!("the egress guard blocked the request ({e})"),
-                ))
-            }
-            Err(e) => return Err(Failure::new(e.code(), e)),
+            Err(e @ EgressError::Blocked(_)) => return Err(StepError::Blocked(e)),
+            Err(e) => return Err(StepError::Egress(e)),
         };
         let mut restore = StreamRestore::new();
         while let Some(ev) = stream.next().await {
@@ -713,17 +695,16 @@ impl Orchestrator {
                 Err(e) => {
                     let shown = restore.finish(&mut pz);
                     emit(&mut out, summary, tx, show, shown).await;
-                    return Err(Failure::new(
-                        e.code(),
-                        format!("{} failed: {e}", agent.name),
-                    ));
+                    return Err(StepError::Cloud {
+                        agent: agent.name.clone(),
+                        source: e,
+                    });
                 }
             }
         }
-        Err(Failure::new(
-            "cloud.stream_cut",
-            format!("the reply from {} ended early", agent.name),
-        ))
+        Err(StepError::Cut {
+            agent: agent.name.clone(),
+        })
     }
 }
 
@@ -856,18 +837,61 @@ impl LocalClock {
     }
 }
 
-/// Why a cloud step failed: the stable code of the error behind it and words for people.
-struct Failure {
-    code: &'static str,
-    message: String,
+/// Why a cloud step (or the local work inside a split plan) failed, typed to the edge: hosts
+/// map the variant (an API answers 504 for a timeout, 502 otherwise), never a string.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StepError {
+    /// The last-line check blocked the payload.
+    #[error("the egress guard blocked the request ({0})")]
+    Blocked(#[source] EgressError),
+    /// The door did not send: paused, nothing to send, the provider refused or could not be
+    /// reached before the reply began, or the ledger failed.
+    #[error(transparent)]
+    Egress(EgressError),
+    #[error("{agent} failed: {source}")]
+    Cloud {
+        agent: String,
+        #[source]
+        source: crate::cloud::CloudError,
+    },
+    #[error("the reply from {agent} ended early")]
+    Cut { agent: String },
+    /// Reading private documents on the device failed (cloud plans, local extract).
+    #[error("reading the private documents needs the local model")]
+    NoLocal,
+    #[error(transparent)]
+    Local(#[from] crate::local::LocalError),
+    #[error(transparent)]
+    Run(Box<RunError>),
+    #[error("internal: {0}")]
+    Internal(String),
 }
 
-impl Failure {
-    fn new(code: &'static str, message: impl std::fmt::Display) -> Self {
-        Self {
-            code,
-            message: message.to_string(),
+impl crate::ErrorCode for StepError {
+    fn code(&self) -> &'static str {
+        match self {
+            StepError::Blocked(e) | StepError::Egress(e) => e.code(),
+            StepError::Cloud { source, .. } => source.code(),
+            StepError::Cut { .. } => "cloud.stream_cut",
+            StepError::NoLocal => "router.no_local",
+            StepError::Local(e) => e.code(),
+            StepError::Run(e) => e.code(),
+            StepError::Internal(_) => "router.internal",
         }
+    }
+}
+
+impl StepError {
+    /// A provider timed out (before or during the reply).
+    pub fn timed_out(&self) -> bool {
+        matches!(
+            self,
+            StepError::Cloud {
+                source: crate::cloud::CloudError::Timeout { .. },
+                ..
+            } | StepError::Egress(EgressError::Cloud(crate::cloud::CloudError::Timeout { .. }))
+        )
     }
 }
 

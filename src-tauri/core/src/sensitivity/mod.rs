@@ -685,6 +685,28 @@ pub fn default_rules_path() -> PathBuf {
 /// The scanner the hosts use: the user's rules, plus the NER model from `<models>/ner` on the
 /// execution provider the hardware suggests (an NPU's vendor), unless `TANDEM_NER=off`.
 pub fn load_default(models_dir: &Path, rules: &UserRules) -> Result<Scanner, SensitivityError> {
+    load_default_with(models_dir, None, rules)
+}
+
+/// Where the NER files are read from: `<models>/ner` when it holds the model, else `bundled`
+/// (the copy a packaged app ships among its resources) when that does. Either is verified
+/// against the pinned sha256 before loading.
+pub fn ner_dir(models_dir: &Path, bundled: Option<&Path>) -> PathBuf {
+    let own = models_dir.join(NER_DIR);
+    match bundled {
+        Some(b) if !own.join(NER_MODEL_FILE).is_file() && b.join(NER_MODEL_FILE).is_file() => {
+            b.to_path_buf()
+        }
+        _ => own,
+    }
+}
+
+/// `load_default`, falling back to the NER files bundled with a packaged app.
+pub fn load_default_with(
+    models_dir: &Path,
+    bundled: Option<&Path>,
+    rules: &UserRules,
+) -> Result<Scanner, SensitivityError> {
     if std::env::var(NER_ENV)
         .map(|v| v.eq_ignore_ascii_case("off"))
         .unwrap_or(false)
@@ -694,10 +716,30 @@ pub fn load_default(models_dir: &Path, rules: &UserRules) -> Result<Scanner, Sen
             vec!["NER model switched off (TANDEM_NER=off): names are found by rules only".into()];
         return Ok(s);
     }
-    let dir = models_dir.join(NER_DIR);
+    let dir = ner_dir(models_dir, bundled);
     let hint = crate::hardware::probe()
         .npus
         .first()
         .map(|n| n.vendor.to_ascii_lowercase());
     Scanner::load(rules, &dir, &dir.join(ORT_LIBRARY), hint.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packaged app's bundled NER files are used only when the models directory has none.
+    #[test]
+    fn the_bundled_ner_model_is_the_fallback() {
+        let models = tempfile::tempdir().unwrap();
+        let bundled = tempfile::tempdir().unwrap();
+        let own = models.path().join(NER_DIR);
+        assert_eq!(ner_dir(models.path(), Some(bundled.path())), own);
+        std::fs::write(bundled.path().join(NER_MODEL_FILE), b"m").unwrap();
+        assert_eq!(ner_dir(models.path(), Some(bundled.path())), bundled.path());
+        assert_eq!(ner_dir(models.path(), None), own);
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join(NER_MODEL_FILE), b"m").unwrap();
+        assert_eq!(ner_dir(models.path(), Some(bundled.path())), own);
+    }
 }
