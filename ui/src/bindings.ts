@@ -163,7 +163,11 @@ export type Folder = { path: string, sensitive: boolean, include?: Array<string>
 
 export type PassStats = { seen: number, indexed: number, unchanged: number, failed: number, removed: number, };
 
-export type IndexStatus = { files: number, indexed: number, failed: number, queued: number, chunks: number, by_verdict: { [key in string]: number }, failures: Array<[string, string]>, };
+export type IndexStatus = { files: number, indexed: number, failed: number, 
+/**
+ * Files whose text left the index under the retention (listed, not searchable).
+ */
+expired: number, queued: number, chunks: number, by_verdict: { [key in string]: number }, failures: Array<[string, string]>, };
 
 export type FoldersView = { folders: Array<Folder>, status: IndexStatus, };
 

@@ -65,8 +65,10 @@ describe("indexing texts", async () => {
     expect(indexEventText({ state: "done", stats: { seen: 3, indexed: 2, unchanged: 1, failed: 0, removed: 0 } }))
       .toBe("Indexed: 3 files seen · 2 indexed · 1 unchanged · 0 failed · 0 removed");
     expect(indexEventText({ state: "failed", error: { code: "index.db", message: "locked" } })).toBe("Indexing failed: locked (index.db)");
-    expect(indexStatusText({ files: 3, indexed: 2, failed: 1, queued: 0, chunks: 4, by_verdict: { local_only: 1, public: 1 }, failures: [] }))
+    expect(indexStatusText({ files: 3, indexed: 2, failed: 1, expired: 0, queued: 0, chunks: 4, by_verdict: { local_only: 1, public: 1 }, failures: [] }))
       .toBe("2 of 3 files indexed, 1 failed (1 local only, 1 public)");
+    expect(indexStatusText({ files: 3, indexed: 2, failed: 0, expired: 1, queued: 0, chunks: 4, by_verdict: { public: 2 }, failures: [] }))
+      .toBe("2 of 3 files indexed, 1 past retention (2 public)");
   });
 });
 

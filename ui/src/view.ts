@@ -171,7 +171,7 @@ export function indexEventText(e: IndexEvent): string {
 
 export function indexStatusText(s: IndexStatus): string {
   const v = Object.entries(s.by_verdict).map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(", ");
-  return `${s.indexed} of ${s.files} files indexed${s.queued ? `, ${s.queued} queued` : ""}${s.failed ? `, ${s.failed} failed` : ""}${v ? ` (${v})` : ""}`;
+  return `${s.indexed} of ${s.files} files indexed${s.queued ? `, ${s.queued} queued` : ""}${s.failed ? `, ${s.failed} failed` : ""}${s.expired ? `, ${s.expired} past retention` : ""}${v ? ` (${v})` : ""}`;
 }
 
 export function progressText(name: string, p: FetchProgress): string {

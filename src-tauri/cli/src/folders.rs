@@ -108,8 +108,11 @@ pub fn folders_cmd(command: FoldersCommand) -> Result<()> {
 
 pub async fn index_cmd(settings: &Settings, command: IndexCommand) -> Result<()> {
     let models = settings.models_dir.clone();
+    let keep_index_days = settings.keep_index_days;
     tokio::task::spawn_blocking(move || -> Result<()> {
-        let mut idx = Index::open(&index::default_path(), Limits::default()).map_err(coded)?;
+        let mut idx = Index::open(&index::default_path(), Limits::default())
+            .map_err(coded)?
+            .keep_text_days(keep_index_days);
         match command {
             IndexCommand::Run { json } => {
                 let folders = Folders::load(&Folders::file()).map_err(coded)?;

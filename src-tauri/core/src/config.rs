@@ -26,6 +26,8 @@ pub struct RawConfig {
     pub policy: Option<String>,
     /// Conversations not touched for this many days are deleted (turns and vault); unset: kept.
     pub keep_conversations_days: Option<u64>,
+    /// The index drops the text of files not modified for this many days; unset: kept.
+    pub keep_index_days: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +41,8 @@ pub struct Settings {
     pub policy: crate::router::Policy,
     /// Retention of conversations, in days (`None`: kept until deleted).
     pub keep_conversations_days: Option<u64>,
+    /// Retention of indexed file text, in days of the file's age (`None`: kept).
+    pub keep_index_days: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +101,7 @@ impl RawConfig {
             dtype: env.dtype.or(file.dtype),
             policy: env.policy.or(file.policy),
             keep_conversations_days: env.keep_conversations_days.or(file.keep_conversations_days),
+            keep_index_days: env.keep_index_days.or(file.keep_index_days),
         })
     }
 
@@ -113,6 +118,9 @@ impl RawConfig {
                 .ok()
                 .filter(|s| !s.is_empty()),
             keep_conversations_days: std::env::var("TANDEM_KEEP_CONVERSATIONS_DAYS")
+                .ok()
+                .and_then(|s| s.parse().ok()),
+            keep_index_days: std::env::var("TANDEM_KEEP_INDEX_DAYS")
                 .ok()
                 .and_then(|s| s.parse().ok()),
         }
@@ -146,6 +154,7 @@ impl RawConfig {
             dtype,
             policy,
             keep_conversations_days: self.keep_conversations_days,
+            keep_index_days: self.keep_index_days,
         })
     }
 }

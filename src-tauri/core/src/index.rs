@@ -267,6 +267,8 @@ pub struct Status {
     pub files: u64,
     pub indexed: u64,
     pub failed: u64,
+    /// Files whose text left the index under the retention (listed, not searchable).
+    pub expired: u64,
     pub queued: u64,
     pub chunks: u64,
     pub by_verdict: BTreeMap<String, u64>,
@@ -286,6 +288,9 @@ pub struct Hit {
 pub struct Index {
     conn: Connection,
     limits: Limits,
+    /// Retention (`keep_index_days`): the text of files not modified for this long leaves the
+    /// index after each pass (they stay listed, not searchable). `None`: kept.
+    keep_text_days: Option<u64>,
 }
 
 fn now_ms() -> i64 {
@@ -349,7 +354,55 @@ impl Index {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Self { conn, limits })
+        Ok(Self {
+            conn,
+            limits,
+            keep_text_days: None,
+        })
+    }
+
+    /// Sets the retention of file text (`keep_index_days`; `None` keeps it).
+    pub fn keep_text_days(mut self, days: Option<u64>) -> Self {
+        self.keep_text_days = days;
+        self
+    }
+
+    /// Files modified before this (ns since the epoch) keep no text under the retention.
+    fn text_cutoff_ns(&self) -> Option<i64> {
+        let days = self.keep_text_days?;
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos() as i64;
+        Some(now.saturating_sub((days as i64).saturating_mul(86_400_000_000_000)))
+    }
+
+    /// Applies the retention: drops the text (chunks) of indexed files older than the cutoff
+    /// and marks them `expired`. Returns how many files lost their text.
+    pub fn expire_text(&mut self) -> Result<u64, IndexError> {
+        let Some(cutoff) = self.text_cutoff_ns() else {
+            return Ok(0);
+        };
+        let old: Vec<String> = {
+            let mut st = self
+                .conn
+                .prepare("SELECT path FROM files WHERE status = 'indexed' AND mtime_ns < ?1")?;
+            let r = st
+                .query_map(params![cutoff], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            r
+        };
+        let tx = self.conn.transaction()?;
+        for path in &old {
+            delete_chunks(&tx, path)?;
+            tx.execute("DELETE FROM docs WHERE path = ?1", params![path])?;
+            tx.execute(
+                "UPDATE files SET status = 'expired' WHERE path = ?1",
+                params![path],
+            )?;
+        }
+        tx.commit()?;
+        Ok(old.len() as u64)
     }
 
     /// Puts every file under `folder` on the persisted queue (links to folders are not
@@ -527,6 +580,11 @@ impl Index {
                         // until it changes.
                         return Ok(Outcome::Unchanged);
                     }
+                    // Its text left under the retention and it has not changed since: it is
+                    // not read again (unless the retention no longer covers it).
+                    "expired" if self.text_cutoff_ns().is_some_and(|c| mtime < c) => {
+                        return Ok(Outcome::Unchanged);
+                    }
                     // The process died while reading this very file (a parser that aborts
                     // or overflows its stack is past any guard): record it failed once.
                     "extracting" => {
@@ -671,6 +729,7 @@ impl Index {
         }
         let mut stats = self.process_queue(scanner, progress)?;
         stats.removed += removed;
+        self.expire_text()?;
         Ok(stats)
     }
 
@@ -682,6 +741,7 @@ impl Index {
             files: count("SELECT count(*) FROM files")?,
             indexed: count("SELECT count(*) FROM files WHERE status = 'indexed'")?,
             failed: count("SELECT count(*) FROM files WHERE status = 'failed'")?,
+            expired: count("SELECT count(*) FROM files WHERE status = 'expired'")?,
             queued: count("SELECT count(*) FROM queue")?,
             chunks: count("SELECT count(*) FROM chunks")?,
             ..Status::default()

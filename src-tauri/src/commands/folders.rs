@@ -56,7 +56,8 @@ pub async fn index_pass<R: Runtime>(app: AppHandle<R>) -> Result<PassStats, Comm
     let a = app.clone();
     let res = tauri::async_runtime::spawn_blocking(move || -> Result<PassStats, CommandError> {
         let folders = load(&state)?.folders;
-        let mut index = Index::open(&state.paths.index, Limits::default())?;
+        let mut index = Index::open(&state.paths.index, Limits::default())?
+            .keep_text_days(state.settings.keep_index_days);
         let mut last = std::time::Instant::now();
         Ok(index.pass(&folders, &scanner, |stats| {
             // At most ten progress events a second: the page only needs to look alive.

@@ -221,3 +221,67 @@ fn include_and_exclude_globs_choose_the_files() {
     let stats = idx.pass(std::slice::from_ref(&f), &s, |_| {}).unwrap();
     assert_eq!(stats.removed, 2, "{stats:?}");
 }
+
+/// Retention (`keep_index_days`): the text of files older than the setting leaves the index
+/// (not searchable, listed as expired, not read again while unchanged); newer files keep it.
+#[test]
+fn the_index_keeps_text_only_as_long_as_the_retention_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    put(
+        &dir,
+        "old.txt",
+        "The quarterly zephyrine report from long ago.",
+    );
+    put(
+        &dir,
+        "new.txt",
+        "The quarterly zephyrine report from this week.",
+    );
+    let year_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(400 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("old.txt"))
+        .unwrap()
+        .set_modified(year_ago)
+        .unwrap();
+    let folders = vec![Folder {
+        path: dir.clone(),
+        sensitive: true,
+        ..Folder::default()
+    }];
+    let db = tmp.path().join("index.sqlite3");
+    let s = scanner();
+    let mut idx = Index::open(&db, Limits::default())
+        .unwrap()
+        .keep_text_days(Some(30));
+    idx.pass(&folders, &s, |_| {}).unwrap();
+    let hits: Vec<String> = idx
+        .search("zephyrine", 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path)
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].ends_with("new.txt"), "{hits:?}");
+    let st = idx.status().unwrap();
+    assert_eq!((st.indexed, st.expired), (1, 1), "{st:?}");
+    // Nothing of the old file's text is left in the database file's tables.
+    let again = idx.pass(&folders, &s, |_| {}).unwrap();
+    assert_eq!(again.unchanged, 2, "{again:?}");
+    drop(idx);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM chunks WHERE text LIKE '%long ago%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0);
+    // Without a retention everything is kept.
+    let mut idx = Index::open(&db, Limits::default()).unwrap();
+    idx.pass(&folders, &s, |_| {}).unwrap();
+    assert_eq!(idx.search("zephyrine", 10).unwrap().len(), 2);
+}
