@@ -167,8 +167,8 @@ pub async fn index_cmd(settings: &Settings, command: IndexCommand) -> Result<()>
                     println!("{}", serde_json::to_string(&s)?);
                 } else {
                     println!(
-                        "{} files: {} indexed, {} failed, {} queued; {} chunks",
-                        s.files, s.indexed, s.failed, s.queued, s.chunks
+                        "{} files: {} indexed, {} failed, {} past retention, {} queued; {} chunks",
+                        s.files, s.indexed, s.failed, s.expired, s.queued, s.chunks
                     );
                     for (v, n) in &s.by_verdict {
                         println!("  {v}: {n}");
