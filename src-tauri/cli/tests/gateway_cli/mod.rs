@@ -23,16 +23,21 @@ fn repo() -> PathBuf {
 
 /// The virtual environment `scripts/setup.sh test` makes, or TANDEM_TEST_PYTHON.
 fn python_with_openai() -> PathBuf {
+    python_with("openai")
+}
+
+/// The test Python, checked to import `package` (the official SDKs setup installs).
+fn python_with(package: &str) -> PathBuf {
     let p = std::env::var_os("TANDEM_TEST_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join(".venv/bin/python"));
     let ok = Command::new(&p)
-        .args(["-c", "import openai"])
+        .args(["-c", &format!("import {package}")])
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
         ok,
-        "{} cannot import openai: run scripts/setup.sh test (it makes .venv with the openai package)",
+        "{} cannot import {package}: run scripts/setup.sh test (it makes .venv with the official SDKs)",
         p.display()
     );
     p
@@ -331,5 +336,123 @@ fn a_task_that_uses_a_sensitive_folder_never_sends_its_content() {
             "{raw}"
         );
     }
+    drop(rt);
+}
+
+#[test]
+fn the_anthropic_python_client_works_against_tandem_serve_unchanged() {
+    let python = python_with("anthropic");
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
+    let config = tmp.path().join("config");
+    let ledger = tmp.path().join("ledger.sqlite3");
+    let env = |c: &mut Command| {
+        c.env("TANDEM_CONFIG_DIR", &config)
+            .env("TANDEM_LEDGER", &ledger)
+            .env("TANDEM_NER", "off")
+            .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+            .env("TANDEM_KEY_LB", KEY);
+    };
+    let mut add = super::tandem();
+    env(&mut add);
+    let out = add
+        .args(["cloud", "add", "lb", "--wire", "openai", "--base-url"])
+        .arg(lb.base_url())
+        .args(["--model", "echo"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut c = super::tandem();
+    env(&mut c);
+    let server = Server::start(&mut c, &[]);
+    let out = Command::new(&python)
+        .arg(repo().join("tests/gateway/anthropic_client.py"))
+        .env("TANDEM_GATEWAY_BASE", server.url.trim_end_matches("/v1"))
+        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+        .env("AGENT", "lb")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the anthropic client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let whole = &v["whole"];
+    assert_eq!(
+        (whole["type"].as_str(), whole["role"].as_str()),
+        (Some("message"), Some("assistant")),
+        "{v}"
+    );
+    assert!(whole["text"].as_str().unwrap().contains(IBAN), "{v}");
+    assert_eq!(whole["stop_reason"], "end_turn");
+    assert!(whole["output_tokens"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(whole["tandem"]["masked"], 1, "{v}");
+    assert_eq!(whole["route_header"], whole["tandem"]["route"]);
+    assert_ne!(whole["route_header"], "local", "{v}");
+    let stream = &v["stream"];
+    assert!(stream["text"].as_str().unwrap().contains(IBAN), "{v}");
+    assert_eq!(stream["stop_reason"], "end_turn");
+    assert!(stream["output_tokens"].as_u64().unwrap() > 0, "{v}");
+    let events: Vec<&str> = stream["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(events.first(), Some(&"message_start"), "{events:?}");
+    assert_eq!(events.last(), Some(&"message_stop"), "{events:?}");
+    assert!(
+        events
+            .iter()
+            .filter(|e| **e == "content_block_delta" || **e == "text")
+            .count()
+            > 1,
+        "{events:?}"
+    );
+    assert_eq!(v["local"]["route"], "local");
+    assert!(!v["local"]["text"].as_str().unwrap().is_empty(), "{v}");
+    assert_eq!(
+        v["bad_token"],
+        serde_json::json!([401, "authentication_error"]),
+        "{v}"
+    );
+    assert_eq!(
+        v["unknown_model"],
+        serde_json::json!([404, "not_found_error"]),
+        "{v}"
+    );
+    assert_eq!(
+        v["tools"],
+        serde_json::json!([400, "gateway.tools_unsupported"]),
+        "{v}"
+    );
+
+    // What reached the provider: the two cloud requests, the IBAN masked, the system prompt
+    // and the earlier turns with it.
+    let sent = lb.received();
+    assert_eq!(
+        sent.len(),
+        2,
+        "tandem-local and the errors sent nothing: {sent:?}"
+    );
+    for body in &sent {
+        let raw = body.to_string();
+        assert!(
+            !raw.contains(IBAN) && !raw.contains("DE8937040044"),
+            "{raw}"
+        );
+        assert!(raw.contains("[IBAN_1]"), "{raw}");
+        assert!(
+            raw.contains("Be brief.") && raw.contains("I pay my rent"),
+            "{raw}"
+        );
+    }
+    drop(server);
     drop(rt);
 }

@@ -26,6 +26,8 @@ use crate::router::run::{RunError, RunEvent, RunOptions, Summary};
 use crate::router::{Plan, Policy, Task};
 use crate::ErrorCode;
 
+mod messages;
+
 /// The models every gateway offers besides the configured cloud agents.
 pub const VIRTUAL_MODELS: [(&str, &str); 3] = [
     (
@@ -45,6 +47,7 @@ const MAX_TOKENS_CAP: u64 = 65_536;
 pub(crate) fn router(gw: Arc<Gateway>) -> axum::Router {
     axum::Router::new()
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/messages", post(messages::messages))
         .route("/v1/models", get(models))
         .route("/v1/models/{id}", get(model))
         .route("/v1/tandem/query", post(query))
@@ -157,6 +160,9 @@ struct ChatRequest {
     temperature: Option<f64>,
     #[serde(default)]
     n: Option<u64>,
+    /// Tool definitions: not supported yet, and refused plainly rather than dropped.
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -279,6 +285,12 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
         return Err(ApiError::bad(
             "gateway.bad_request",
             "messages must not be empty",
+        ));
+    }
+    if req.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return Err(ApiError::bad(
+            "gateway.tools_unsupported",
+            "tool definitions are not supported by this gateway yet (send the request without tools)",
         ));
     }
     if req.n.is_some_and(|n| n != 1) {
