@@ -1,4 +1,5 @@
 //! What the gateway adds per request, and what it sustains. A small non-streaming chat request
+//! (and the same question on Anthropic's Messages endpoint)
 //! (no local model; rules scanner, real SQLite ledger, the loopback provider answering) sent
 //! through the gateway vs the same request sent straight to the loopback provider, interleaved,
 //! p50/p99 of 1000 each; then `wrk` (Debian package; skipped with a note when absent) against
@@ -155,6 +156,33 @@ fn main() {
                 ms(g50), ms(g99), ms(d50), ms(d99), ms(g50.saturating_sub(d50)), ms(g50) / ms(d50)
             );
         }
+        // Anthropic's Messages endpoint: the same short question, the same agent and provider.
+        let msg_url = gw_url.replace("/chat/completions", "/messages");
+        let via = json!({"model": "lb", "max_tokens": 256, "messages": [{"role": "user", "content": PROMPT}]});
+        let direct = json!({"model": "echo", "messages": [{"role": "user", "content": PROMPT}]});
+        let (mut g, mut d) = (Vec::new(), Vec::new());
+        for i in 0..1100 {
+            let t = Instant::now();
+            let r = http.post(&msg_url).header("x-api-key", TOKEN).header("anthropic-version", "2023-06-01").json(&via).send().await.expect("gateway");
+            assert_eq!(r.status(), 200);
+            let v: serde_json::Value = r.json().await.expect("json");
+            assert_eq!(v["content"][0]["text"], PROMPT);
+            let a = t.elapsed();
+            let t = Instant::now();
+            let r = http.post(&direct_url).bearer_auth(KEY).json(&direct).send().await.expect("direct");
+            assert_eq!(r.status(), 200);
+            std::hint::black_box(r.bytes().await.expect("body"));
+            let b = t.elapsed();
+            if i >= 100 {
+                g.push(a);
+                d.push(b);
+            }
+        }
+        let (g50, g99, d50, d99) = (pct(&mut g, 0.5), pct(&mut g, 0.99), pct(&mut d, 0.5), pct(&mut d, 0.99));
+        println!(
+            "non-streaming Messages (short), 1000 sequential: gateway p50 {:.2} ms p99 {:.2} ms; loopback provider direct p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms (ratio {:.1}x)",
+            ms(g50), ms(g99), ms(d50), ms(d99), ms(g50.saturating_sub(d50)), ms(g50) / ms(d50)
+        );
         let via = json!({"model": "lb", "messages": [{"role": "user", "content": PROMPT}]});
         let direct = json!({"model": "echo", "messages": [{"role": "user", "content": PROMPT}]});
 
