@@ -71,14 +71,15 @@ fi
 scripts/fetch-ner.sh models >/dev/null
 
 # --- test tools -----------------------------------------------------------------
-# The gateway is tested with clients nobody here wrote: the official openai and anthropic
-# packages, pinned.
+# The gateway and `tandem mcp` are tested with clients nobody here wrote: the official
+# openai, anthropic and MCP (mcp) packages, pinned.
 OPENAI_PY_VERSION=3.57.0
 ANTHROPIC_PY_VERSION=2.15.0
-if [ "$mode" = "test" ] && ! .venv/bin/python -c "import openai, anthropic, sys; sys.exit(openai.__version__ != '$OPENAI_PY_VERSION' or anthropic.__version__ != '$ANTHROPIC_PY_VERSION')" 2>/dev/null; then
-  say "installing the openai $OPENAI_PY_VERSION and anthropic $ANTHROPIC_PY_VERSION Python packages into .venv (gateway tests)"
+MCP_PY_VERSION=2.3.0
+if [ "$mode" = "test" ] && ! .venv/bin/python -c "import openai, anthropic, importlib.metadata as m, sys; sys.exit(openai.__version__ != '$OPENAI_PY_VERSION' or anthropic.__version__ != '$ANTHROPIC_PY_VERSION' or m.version('mcp') != '$MCP_PY_VERSION')" 2>/dev/null; then
+  say "installing the openai $OPENAI_PY_VERSION, anthropic $ANTHROPIC_PY_VERSION and mcp $MCP_PY_VERSION Python packages into .venv (gateway and MCP tests)"
   python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check "openai==$OPENAI_PY_VERSION" "anthropic==$ANTHROPIC_PY_VERSION"
+  .venv/bin/pip install -q --disable-pip-version-check "openai==$OPENAI_PY_VERSION" "anthropic==$ANTHROPIC_PY_VERSION" "mcp==$MCP_PY_VERSION"
 fi
 if [ "$mode" = "test" ] && [ "$os" = "Linux" ]; then
   if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then

@@ -3,6 +3,7 @@
 
 mod cloud;
 mod folders;
+mod mcp;
 mod orchestrate;
 mod scan;
 mod serve;
@@ -122,6 +123,9 @@ enum Command {
         #[arg(long)]
         policy: Option<String>,
     },
+    /// Serve Tandem to an MCP client over stdio (tools: redact, scan, ask, search_files). Add it
+    /// to a client as the command `tandem mcp`; stdout carries the protocol only.
+    Mcp,
     /// Serve the OpenAI-compatible gateway on 127.0.0.1 (POST /v1/chat/completions, GET
     /// /v1/models, POST /v1/tandem/query). Clients send `Authorization: Bearer <token>`: the
     /// token is made at first start, printed once and kept in the OS keychain;
@@ -375,6 +379,7 @@ async fn run(cli: Cli) -> Result<()> {
             settings.model = model.or(settings.model);
             serve::serve(&settings, port, rotate_token, policy).await
         }
+        Command::Mcp => mcp::serve(settings).await,
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
         Command::Conversations { command } => {
             orchestrate::conversations_cmd(command, settings.keep_conversations_days).await

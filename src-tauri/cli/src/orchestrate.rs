@@ -300,7 +300,7 @@ fn finish_ask(a: &AskArgs, catalog: &Catalog, summary: &Summary) -> Result<()> {
 }
 
 /// One `route --jsonl` line: plan + the exact text that would be sent, or an error line.
-fn route_line(
+pub(crate) fn route_line(
     sanitizer: &Sanitizer,
     catalog: &Catalog,
     class: LocalClass,

@@ -17,7 +17,7 @@ const KEY: &str = "sk-gateway-cli-1a2b3c4d";
 const TOKEN: &str = "tdm-cli-test-token-42";
 const IBAN: &str = "DE89 3704 0044 0532 0130 00";
 
-fn repo() -> PathBuf {
+pub(super) fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
@@ -27,7 +27,7 @@ fn python_with_openai() -> PathBuf {
 }
 
 /// The test Python, checked to import `package` (the official SDKs setup installs).
-fn python_with(package: &str) -> PathBuf {
+pub(super) fn python_with(package: &str) -> PathBuf {
     let p = std::env::var_os("TANDEM_TEST_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join(".venv/bin/python"));

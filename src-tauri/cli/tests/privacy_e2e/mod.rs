@@ -597,3 +597,103 @@ fn the_ledger_hash_covers_the_exact_bytes_the_provider_received() {
     assert_eq!(e["wire_bytes"], raw[0].len(), "{e}");
     assert!(!raw[0].contains("3704"), "{}", raw[0]);
 }
+
+/// `tandem mcp` driven by the official MCP Python SDK: the four tools work, a routed `ask` sends
+/// the planted IBAN masked (and the answer comes back restored), `local_only` sends nothing,
+/// and `search_files` never returns the name or text of a file from a sensitive folder.
+#[test]
+fn the_mcp_server_keeps_the_same_guarantees() {
+    let python = super::gateway_cli::python_with("mcp");
+    let w = World::new();
+    let (notes, health) = (w.path("home/notes"), w.path("home/health"));
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::create_dir_all(&health).unwrap();
+    std::fs::write(
+        notes.join("plan.txt"),
+        "The zephyrine launch is on Thursday.",
+    )
+    .unwrap();
+    std::fs::write(
+        health.join("quetzal-labs.txt"),
+        "Fasting glucose 7.9 mmol/L, HbA1c 8.4 percent.",
+    )
+    .unwrap();
+    w.ok(&["folders", "add", notes.to_str().unwrap(), "--normal"]);
+    w.ok(&["folders", "add", health.to_str().unwrap(), "--sensitive"]);
+    w.ok(&["index", "run"]);
+    let mut c = Command::new(&python);
+    c.arg(super::gateway_cli::repo().join("tests/mcp/mcp_client.py"))
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"));
+    // The same environment `w.cmd()` gives the binary.
+    for (k, v) in w.cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["server"], "tandem");
+    assert_eq!(
+        v["tools"],
+        serde_json::json!(["ask", "redact", "scan", "search_files"])
+    );
+    let redacted = v["redact"]["cloud_payload"].as_str().unwrap_or_default();
+    assert!(
+        redacted.contains("[IBAN_1]") && !redacted.contains("DE89"),
+        "{v}"
+    );
+    assert_eq!(v["scan"]["verdict"], "maskable", "{v}");
+    assert!(
+        v["scan"]["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["label"] == "IBAN_CODE"),
+        "{v}"
+    );
+    let ask = &v["ask"];
+    assert!(ask["answer"].as_str().unwrap().contains(IBAN_TEXT), "{v}");
+    assert!(
+        ask["answered_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("cloud agent lb"),
+        "{v}"
+    );
+    assert_eq!(v["ask_local"]["route"], "local", "{v}");
+    assert!(
+        v["ask_local"]["answered_by"]
+            .as_str()
+            .unwrap()
+            .contains("local model"),
+        "{v}"
+    );
+    let files = v["search"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{v}");
+    assert!(
+        files[0]["path"].as_str().unwrap().ends_with("plan.txt"),
+        "{v}"
+    );
+    let sensitive = &v["search_sensitive"];
+    assert_eq!(sensitive["files"], serde_json::json!([]), "{v}");
+    assert_eq!(sensitive["sensitive_matches"], 1, "{v}");
+    let shown = v.to_string();
+    for secret in ["quetzal", "7.9 mmol", "HbA1c 8.4"] {
+        assert!(
+            !shown.contains(secret),
+            "{secret} reached the MCP client: {shown}"
+        );
+    }
+    // Only the routed ask reached the provider, with the IBAN masked.
+    let sent = w.received();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].contains("[IBAN_1]"), "{}", sent[0]);
+    w.assert_never_sent(&[IBAN_TEXT, "quetzal", "7.9 mmol"]);
+}
+
+const IBAN_TEXT: &str = "DE89 3704 0044 0532 0130 00";
