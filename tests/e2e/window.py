@@ -60,8 +60,8 @@ def run(app, lb):
 
     # Record each distinct text of the newest answer, from inside the page.
     js("""window.__states=[];new MutationObserver(()=>{const a=document.querySelector('#thread article.turn:last-of-type .answer');
-          const t=a?a.textContent:'';const s=window.__states;if(t&&s[s.length-1]!==t)s.push(t);})
-          .observe(document.querySelector('#thread'),{subtree:true,childList:true,characterData:true})""")
+          const t=a?(a.dataset.source??a.textContent):'';const s=window.__states;if(t&&s[s.length-1]!==t)s.push(t);})
+          .observe(document.querySelector('#thread'),{subtree:true,childList:true,characterData:true,attributes:true})""")
     # 1. Pause cloud on, then a typed question: a streamed local answer (a cloud agent is
     #    configured, so without the pause the small model's router would send it out).
     wait_for("the settings", lambda: js("return document.querySelector('#pause-cloud')!==null"))
@@ -72,7 +72,9 @@ def run(app, lb):
     # Every state the answer went through, recorded in the page as it changed (polling
     # over WebDriver could miss a fast answer).
     seen = js("return window.__states || []")
-    final = last(".answer")
+    # The answer is rendered as Markdown; its source text is what streamed.
+    final = js("const a=document.querySelector('#thread article.turn:last-of-type .answer');return a?(a.dataset.source??a.textContent):''")
+    assert js("return !!document.querySelector('#thread article.turn:last-of-type .answer.md p')"), "the answer is rendered as Markdown"
     print(f"e2e: answer {final!r}\ne2e: badge {last('.badge')} · {last('.metrics')}\ne2e: {len(seen)} distinct states seen while streaming")
     shot("window.png")
     assert app.unnamed_controls() == [], f"controls without a name in Chat: {app.unnamed_controls()}"

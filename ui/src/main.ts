@@ -1,6 +1,7 @@
 // Wires the page to the backend (through ipc.ts only). Two faces share this bundle: the main
 // window (index.html) and the quick-ask window (quick.html, body data-window="quick").
 import * as ipc from "./ipc";
+import { installCopyButtons, markdownInto } from "./markdown";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
   accelerator, chipText, errorText, formatModel, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
@@ -142,7 +143,10 @@ function turnView(question: string, files: string[]) {
   const b = badge(null);
   head.append(b);
   const reasons = el("ul", "reasons");
-  const answer = el("div", "answer");
+  const answer = el("div", "answer md");
+  const render = markdownInto(answer);
+  let streamed = "";
+  const stream = (text: string) => { streamed += text; render.update(streamed); };
   const notices = el("div", "notice");
   const metrics = el("div", "metrics");
   const leftBtn = el("button", "link", "What left this device");
@@ -157,7 +161,7 @@ function turnView(question: string, files: string[]) {
     reasons.replaceChildren(...p.reasons.map((r) => el("li", "", r)));
   };
   const finish = (t: Turn) => {
-    answer.textContent = t.answer;
+    render.done(t.answer);
     if (t.plan) setPlan(t.plan);
     // A cloud step that failed fell back to the local model: the badge says where it ran.
     if (t.summary?.fell_back) root.querySelector(".badge")?.replaceWith(badge("local"));
@@ -170,7 +174,7 @@ function turnView(question: string, files: string[]) {
       if (!left.hidden) void renderLeft(left, t);
     };
   };
-  return { root, answer, notices, setPlan, finish };
+  return { root, answer, notices, setPlan, finish, stream, cancel: render.cancel };
 }
 
 function mainWindow() {
@@ -270,7 +274,7 @@ function mainWindow() {
     thread.append(v.root);
     const onEvent = (e: RunEvent) => {
       if (e.type === "plan") v.setPlan(e.plan);
-      if (e.type === "text") { v.answer.textContent += e.text; thread.scrollTop = thread.scrollHeight; }
+      if (e.type === "text") { v.stream(e.text); thread.scrollTop = thread.scrollHeight; }
       if (e.type === "notice") v.notices.append(el("div", "", e.text));
     };
     try {
@@ -281,6 +285,7 @@ function mainWindow() {
       chips.clear();
       void refreshList();
     } catch (e) {
+      v.cancel();
       v.answer.className = "answer error";
       v.answer.textContent = errorText(e);
     } finally {
@@ -503,20 +508,23 @@ function quickWindow() {
     if (!q || running) return;
     running = ipc.newTaskId();
     answer.textContent = "";
-    answer.className = "answer";
+    answer.className = "answer md";
+    const render = markdownInto(answer);
+    let streamed = "";
     b.hidden = false;
     b.className = "badge";
     b.textContent = "…";
     try {
       const res = await ipc.ask({ conversation: null, prompt: q, attachments: chips.ids(), task: running }, (e) => {
         if (e.type === "plan") { b.className = `badge ${e.plan.route}`; b.textContent = routeLabel(e.plan.route); }
-        if (e.type === "text") answer.textContent += e.text;
+        if (e.type === "text") { streamed += e.text; render.update(streamed); }
       });
-      answer.textContent = res.turn.answer;
+      render.done(res.turn.answer);
       conversation = res.conversation;
       open.hidden = false;
       chips.clear();
     } catch (e) {
+      render.cancel();
       answer.className = "answer error";
       answer.textContent = errorText(e);
     } finally {
@@ -526,5 +534,6 @@ function quickWindow() {
   input.focus();
 }
 
+installCopyButtons();
 if (document.body.dataset.window === "quick") quickWindow();
 else mainWindow();
