@@ -118,6 +118,50 @@ fn a_routed_question_streams_is_stored_and_nothing_left() {
         ),
         serde_json::json!([])
     );
+    // Renamed, found by a local search, exported as Markdown (0600), then deleted for real.
+    call(
+        &window,
+        "rename_conversation",
+        serde_json::json!({ "id": conv, "title": "Capitals" }),
+    );
+    let found = call(
+        &window,
+        "search_conversations",
+        serde_json::json!({ "query": "france" }),
+    );
+    assert_eq!(found[0]["title"], "Capitals", "{found}");
+    assert_eq!(
+        call(
+            &window,
+            "search_conversations",
+            serde_json::json!({ "query": "zzqx" })
+        ),
+        serde_json::json!([])
+    );
+    let out = dir.path().join("capitals.md");
+    _app.state::<AppState>()
+        .dialog_answers
+        .lock()
+        .unwrap()
+        .push_back(Some(out.clone()));
+    let path = call(
+        &window,
+        "export_conversation",
+        serde_json::json!({ "id": conv, "format": "markdown" }),
+    );
+    assert_eq!(path, serde_json::json!(out.display().to_string()));
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        md.starts_with("# Capitals\n") && md.contains("And of France?"),
+        "{md}"
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
     assert_eq!(
         call(
             &window,

@@ -11,7 +11,7 @@ mod tests {
     use crate::state::Prefs;
     use tandem_core::{
         cloud::Wire,
-        conversations::{ConversationInfo, Document, Turn},
+        conversations::{ConversationInfo, Document, ExportFormat, Turn},
         error::ErrorInfo,
         hardware as hw,
         index::{Folder, PassStats, Status as IndexStatus},
@@ -43,6 +43,7 @@ mod tests {
             Document::decl(&cfg),
             Turn::decl(&cfg),
             ConversationInfo::decl(&cfg),
+            ExportFormat::decl(&cfg),
             chat::Asked::decl(&cfg),
             LedgerStatus::decl(&cfg),
             LedgerEntry::decl(&cfg),

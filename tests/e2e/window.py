@@ -135,6 +135,28 @@ def run(app, lb):
     assert len(lb.received) == 1, "nothing may leave while Pause cloud is on"
     assert last(".badge") == "Local" and "Pause cloud is on" in last(".reasons"), (last(".badge"), last(".reasons"))
 
+    # 4b. The conversation: renamed in place, found by a local search, then deleted for real.
+    wait_for("the conversation bar", lambda: js("return !document.querySelector('#conversation-bar').hidden"), timeout=10)
+    js("document.querySelector('#rename-conversation').click()")
+    js("document.querySelector('#rename-input').value='Budget questions';document.querySelector('#rename-conversation').click()")
+    titles = lambda: js("return [...document.querySelectorAll('#conversation-list button')].map(b=>b.textContent)")
+    wait_for("the new title in the list", lambda: "Budget questions" in titles(), timeout=10, every=0.2)
+    search = lambda q: js("const s=document.querySelector('#conversation-search');s.value=arguments[0];s.dispatchEvent(new Event('input'))", q)
+    search("infinitely primes")
+    wait_for("the search to find it", lambda: titles() == ["Budget questions"], timeout=10, every=0.2)
+    search("zzqx nothing like it")
+    wait_for("the search to find nothing", lambda: titles() == [], timeout=10, every=0.2)
+    search("")
+    wait_for("the list back", lambda: "Budget questions" in titles(), timeout=10, every=0.2)
+    shot("conversation.png")
+    assert app.unnamed_controls() == [], f"controls without a name in the conversation bar: {app.unnamed_controls()}"
+    js("document.querySelector('#delete-conversation').click()")
+    assert js("return document.querySelector('#delete-conversation').textContent") == "Delete for good?"
+    js("document.querySelector('#delete-conversation').click()")
+    wait_for("the conversation to go", lambda: "Budget questions" not in titles(), timeout=10, every=0.2)
+    assert "deleted" in js("return document.querySelector('#thread').textContent"), "the thread says it was deleted"
+    print("e2e: conversation renamed, searched, deleted")
+
     # 5. The ledger lists the last outbound payload.
     js("document.querySelector('#tab-ledger').click()")
     rows = wait_for("ledger rows", lambda: js("return document.querySelectorAll('#ledger-table tbody tr').length") or None, timeout=30)

@@ -76,6 +76,8 @@ elapsed_ms: number, };
 
 export type ConversationInfo = { id: string, title: string, created_ms: number, updated_ms: number, turns: number, };
 
+export type ExportFormat = "markdown" | "json";
+
 export type Asked = { conversation: string, turn: Turn, };
 
 export type LedgerStatus = "sent" | "blocked" | "failed";

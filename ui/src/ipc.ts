@@ -7,7 +7,7 @@ import { getCurrentWebviewWindow } from "@tauri-apps/api/webviewWindow";
 // Payload types are generated from the Rust types (src/bindings.ts, ts-rs; a Rust test fails
 // when they drift). Re-exported here so the rest of the page imports from one module.
 import type {
-  Asked, AttachEvent, CommandError, ConversationInfo, FetchProgress, Folder, FoldersView, GatewayView,
+  Asked, AttachEvent, CommandError, ConversationInfo, ExportFormat, FetchProgress, Folder, FoldersView, GatewayView,
   HardwareProbe, IndexEvent, LedgerEntry, LedgerView, LoadedModel, ModelView, PassStats, Policy, Prefs,
   Route, RunEvent, SettingsView, Turn,
 } from "./bindings";
@@ -36,6 +36,10 @@ export const stop = (task: string) => invoke<boolean>("stop", { task });
 export const conversations = () => invoke<ConversationInfo[]>("conversations");
 export const conversation = (id: string) => invoke<Turn[]>("conversation", { id });
 export const deleteConversation = (id: string) => invoke<boolean>("delete_conversation", { id });
+export const renameConversation = (id: string, title: string) => invoke<null>("rename_conversation", { id, title });
+export const searchConversations = (query: string) => invoke<ConversationInfo[]>("search_conversations", { query });
+export const exportConversation = (id: string, format: ExportFormat) =>
+  invoke<string | null>("export_conversation", { id, format });
 export const whatLeft = (task: string) => invoke<LedgerEntry[]>("what_left", { task });
 export const pickFiles = () => invoke<number>("pick_files");
 export const detachFile = (id: string) => invoke<boolean>("detach_file", { id });

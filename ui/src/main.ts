@@ -227,9 +227,11 @@ function mainWindow() {
     };
   }
 
+  const search = $<HTMLInputElement>("#conversation-search");
   async function refreshList() {
     const list = $<HTMLUListElement>("#conversation-list");
-    const items = await ipc.conversations().catch(() => []);
+    const q = search.value.trim();
+    const items = await (q ? ipc.searchConversations(q) : ipc.conversations()).catch(() => []);
     list.replaceChildren(...items.map((c) => {
       const li = el("li");
       const b = el("button", "", c.title);
@@ -239,10 +241,86 @@ function mainWindow() {
       li.append(b);
       return li;
     }));
+    if (q && !items.length) list.replaceChildren(el("li", "hint", "No conversation matches."));
+    const current = items.find((c) => c.id === conversation);
+    if (current) $<HTMLElement>("#conversation-title").textContent = current.title;
+    $<HTMLElement>("#conversation-bar").hidden = conversation === null;
   }
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => void refreshList(), 150);
+  });
+
+  // The open conversation: rename in place, export, delete (a second press confirms).
+  const title = $<HTMLElement>("#conversation-title");
+  const renameInput = $<HTMLInputElement>("#rename-input");
+  const renameBtn = $<HTMLButtonElement>("#rename-conversation");
+  const deleteBtn = $<HTMLButtonElement>("#delete-conversation");
+  const convStatus = $<HTMLElement>("#conversation-status");
+  const endRename = () => { renameInput.hidden = true; title.hidden = false; renameBtn.textContent = "Rename"; };
+  const saveRename = async () => {
+    if (!conversation) return;
+    try {
+      await ipc.renameConversation(conversation, renameInput.value);
+      convStatus.textContent = "Renamed.";
+      endRename();
+      await refreshList();
+    } catch (e) {
+      convStatus.textContent = errorText(e);
+    }
+  };
+  renameBtn.onclick = () => {
+    if (!renameInput.hidden) { void saveRename(); return; }
+    renameInput.value = title.textContent ?? "";
+    renameInput.hidden = false;
+    title.hidden = true;
+    renameBtn.textContent = "Save";
+    renameInput.focus();
+    renameInput.select();
+  };
+  renameInput.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") { ev.preventDefault(); void saveRename(); }
+    if (ev.key === "Escape") { ev.preventDefault(); endRename(); }
+  });
+  const exportAs = (format: "markdown" | "json") => async () => {
+    if (!conversation) return;
+    try {
+      const p = await ipc.exportConversation(conversation, format);
+      convStatus.textContent = p ? `Exported to ${p}` : "";
+    } catch (e) {
+      convStatus.textContent = errorText(e);
+    }
+  };
+  $<HTMLButtonElement>("#export-md").onclick = exportAs("markdown");
+  $<HTMLButtonElement>("#export-json").onclick = exportAs("json");
+  let confirmTimer: ReturnType<typeof setTimeout> | undefined;
+  deleteBtn.onclick = async () => {
+    if (!conversation) return;
+    if (deleteBtn.dataset.confirm !== "1") {
+      deleteBtn.dataset.confirm = "1";
+      deleteBtn.textContent = "Delete for good?";
+      clearTimeout(confirmTimer);
+      confirmTimer = setTimeout(() => { delete deleteBtn.dataset.confirm; deleteBtn.textContent = "Delete"; }, 4000);
+      return;
+    }
+    delete deleteBtn.dataset.confirm;
+    deleteBtn.textContent = "Delete";
+    try {
+      await ipc.deleteConversation(conversation);
+      conversation = null;
+      thread.replaceChildren(el("p", "hint", "Conversation deleted (its turns and its masking vault)."));
+      convStatus.textContent = "";
+      await refreshList();
+    } catch (e) {
+      convStatus.textContent = errorText(e);
+    }
+  };
 
   async function openConversation(id: string) {
     conversation = id;
+    endRename();
+    convStatus.textContent = "";
     thread.replaceChildren();
     for (const t of await ipc.conversation(id)) {
       const v = turnView(t.question, t.attachments);

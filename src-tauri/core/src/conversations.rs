@@ -18,6 +18,8 @@ pub enum ConversationError {
     Db(String),
     #[error("no conversation {0}")]
     NotFound(String),
+    #[error("a title must not be empty")]
+    EmptyTitle,
 }
 
 impl crate::ErrorCode for ConversationError {
@@ -25,6 +27,7 @@ impl crate::ErrorCode for ConversationError {
         match self {
             ConversationError::Db(_) => "conversations.db",
             ConversationError::NotFound(_) => "conversations.not_found",
+            ConversationError::EmptyTitle => "conversations.empty_title",
         }
     }
 }
@@ -39,6 +42,27 @@ impl From<serde_json::Error> for ConversationError {
     fn from(e: serde_json::Error) -> Self {
         ConversationError::Db(e.to_string())
     }
+}
+
+/// How `Conversations::export` writes a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+/// A `LIKE` pattern matching `word` anywhere (its `%`, `_` and `\` taken literally).
+fn like_pattern(word: &str) -> String {
+    let mut p = String::from("%");
+    for c in word.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
@@ -277,6 +301,100 @@ impl Conversations {
         Ok(n > 0)
     }
 
+    /// Renames a conversation (spaces collapsed; at most 200 characters).
+    pub fn rename(&self, id: &str, title: &str) -> Result<(), ConversationError> {
+        let title: String = title
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(200)
+            .collect();
+        if title.is_empty() {
+            return Err(ConversationError::EmptyTitle);
+        }
+        let n = self.conn().execute(
+            "UPDATE conversations SET title = ?2 WHERE id = ?1",
+            params![id, title],
+        )?;
+        if n == 0 {
+            return Err(ConversationError::NotFound(id.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Conversations whose title, questions or answers contain every word of `query`
+    /// (case-insensitive for ASCII letters), newest first. Local only: nothing leaves.
+    pub fn search(&self, query: &str) -> Result<Vec<ConversationInfo>, ConversationError> {
+        let words: Vec<String> = query.split_whitespace().map(like_pattern).collect();
+        if words.is_empty() {
+            return self.list();
+        }
+        // Each word must appear in the title or in some turn's question or answer.
+        let mut sql = String::from(
+            "SELECT c.id, c.title, c.created_ms, c.updated_ms,
+                    (SELECT COUNT(*) FROM turns t WHERE t.conversation = c.id)
+             FROM conversations c WHERE 1",
+        );
+        for i in 1..=words.len() {
+            sql.push_str(&format!(
+                " AND (c.title LIKE ?{i} ESCAPE '\\' OR EXISTS (SELECT 1 FROM turns t WHERE t.conversation = c.id
+                   AND (json_extract(t.body, '$.question') LIKE ?{i} ESCAPE '\\'
+                        OR json_extract(t.body, '$.answer') LIKE ?{i} ESCAPE '\\')))"
+            ));
+        }
+        sql.push_str(" ORDER BY c.updated_ms DESC, c.rowid DESC");
+        let conn = self.conn();
+        let mut st = conn.prepare(&sql)?;
+        let rows = st.query_map(rusqlite::params_from_iter(words.iter()), |r| {
+            Ok(ConversationInfo {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                created_ms: r.get(2)?,
+                updated_ms: r.get(3)?,
+                turns: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One conversation as a document: Markdown (a heading, then each question and answer) or
+    /// JSON (its info and turns as stored). It holds originals: write it with
+    /// `private_fs::write_private`.
+    pub fn export(&self, id: &str, format: ExportFormat) -> Result<String, ConversationError> {
+        let info = self
+            .list()?
+            .into_iter()
+            .find(|c| c.id == id)
+            .ok_or_else(|| ConversationError::NotFound(id.to_string()))?;
+        let turns = self.turns(id)?;
+        Ok(match format {
+            ExportFormat::Json => serde_json::to_string_pretty(&serde_json::json!({
+                "conversation": info,
+                "turns": turns,
+            }))?,
+            ExportFormat::Markdown => {
+                let mut md = format!(
+                    "# {}
+",
+                    info.title
+                );
+                for t in &turns {
+                    md.push_str("\n## Question\n\n");
+                    md.push_str(t.question.trim());
+                    md.push('\n');
+                    if !t.attachments.is_empty() {
+                        md.push_str(&format!("\nAttached: {}\n", t.attachments.join(", ")));
+                    }
+                    md.push_str("\n## Answer\n\n");
+                    md.push_str(t.answer.trim());
+                    md.push('\n');
+                }
+                md
+            }
+        })
+    }
+
     /// Deletes conversations (turns and vaults) not updated since `before_ms`; how many went.
     pub fn prune(&self, before_ms: i64) -> Result<usize, ConversationError> {
         let mut conn = self.conn();
@@ -396,6 +514,60 @@ pub fn derived_from_private(t: &Turn) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conversations_are_renamed_searched_and_exported() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Conversations::open(&d.path().join("c.sqlite3")).unwrap();
+        let a = s
+            .append(
+                None,
+                &turn("How do I bake rye bread?", "Use a sourdough starter.", 1),
+            )
+            .unwrap();
+        let b = s
+            .append(
+                None,
+                &turn("Plan a trip to Plovdiv", "Take the train from Sofia.", 2),
+            )
+            .unwrap();
+        s.rename(&a, "  Baking   notes ").unwrap();
+        assert_eq!(
+            s.list().unwrap().iter().find(|c| c.id == a).unwrap().title,
+            "Baking notes"
+        );
+        assert!(matches!(
+            s.rename(&a, "   "),
+            Err(ConversationError::EmptyTitle)
+        ));
+        assert!(matches!(
+            s.rename("nope", "x"),
+            Err(ConversationError::NotFound(_))
+        ));
+        let ids =
+            |q: &str| -> Vec<String> { s.search(q).unwrap().into_iter().map(|c| c.id).collect() };
+        assert_eq!(ids("SOURDOUGH"), vec![a.clone()]);
+        assert_eq!(ids("baking"), vec![a.clone()]);
+        assert_eq!(ids("train plovdiv"), vec![b.clone()]);
+        assert!(ids("train rye").is_empty());
+        assert!(ids("100%").is_empty());
+        assert_eq!(ids("").len(), 2);
+        let md = s.export(&b, ExportFormat::Markdown).unwrap();
+        assert!(md.starts_with("# Plan a trip to Plovdiv\n"), "{md}");
+        assert!(
+            md.contains("## Question\n\nPlan a trip to Plovdiv\n")
+                && md.contains("## Answer\n\nTake the train from Sofia.\n"),
+            "{md}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&s.export(&b, ExportFormat::Json).unwrap()).unwrap();
+        assert_eq!(json["turns"][0]["answer"], "Take the train from Sofia.");
+        assert_eq!(json["conversation"]["id"], b.as_str());
+        assert!(matches!(
+            s.export("nope", ExportFormat::Json),
+            Err(ConversationError::NotFound(_))
+        ));
+    }
 
     #[test]
     fn retention_deletes_old_conversations_with_their_vaults() {

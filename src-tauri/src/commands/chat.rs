@@ -128,6 +128,57 @@ pub async fn delete_conversation(
     state.with_conversations(move |s| s.delete(&id)).await
 }
 
+#[tauri::command]
+pub async fn rename_conversation(
+    state: State<'_, AppState>,
+    id: String,
+    title: String,
+) -> Result<(), CommandError> {
+    state
+        .with_conversations(move |s| s.rename(&id, &title))
+        .await
+}
+
+/// Conversations matching every word of `query` in their title, questions or answers (on this
+/// device; an empty query lists them all).
+#[tauri::command]
+pub async fn search_conversations(
+    state: State<'_, AppState>,
+    query: String,
+) -> Result<Vec<ConversationInfo>, CommandError> {
+    state.with_conversations(move |s| s.search(&query)).await
+}
+
+/// Writes one conversation as Markdown or JSON where the user chooses (0600: it holds
+/// originals); the path, or `None` when the dialog was cancelled.
+#[tauri::command]
+pub async fn export_conversation<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: State<'_, AppState>,
+    id: String,
+    format: tandem_core::conversations::ExportFormat,
+) -> Result<Option<String>, CommandError> {
+    let Some(path) = super::ask_dialog(&app, &state, super::Dialog::SaveConversation(format))
+        .await?
+        .pop()
+    else {
+        return Ok(None);
+    };
+    let body = state
+        .with_conversations(move |s| s.export(&id, format))
+        .await?;
+    let p = path.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        tandem_core::private_fs::write_private(&p, body.as_bytes()).map_err(|e| CommandError {
+            code: "app.write_failed".into(),
+            message: format!("cannot write {}: {e}", p.display()),
+        })
+    })
+    .await
+    .map_err(super::internal)??;
+    Ok(Some(path.display().to_string()))
+}
+
 /// The ledger rows of one answer: exactly what left the device for it (empty: nothing did).
 #[tauri::command]
 pub async fn what_left(

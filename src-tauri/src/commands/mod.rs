@@ -34,6 +34,8 @@ pub(crate) enum Dialog {
     Folder,
     /// Where to save the ledger export.
     SaveLedger,
+    /// Where to save one conversation, as Markdown or JSON.
+    SaveConversation(tandem_core::conversations::ExportFormat),
 }
 
 /// The paths the user chose in a native dialog (empty when cancelled). An answer queued in
@@ -68,6 +70,22 @@ pub(crate) async fn ask_dialog<R: tauri::Runtime>(
             .save_file(move |p| {
                 let _ = tx.send(p.into_iter().collect());
             }),
+        Dialog::SaveConversation(format) => {
+            let (name, filter, ext) = match format {
+                tandem_core::conversations::ExportFormat::Markdown => {
+                    ("conversation.md", "Markdown", "md")
+                }
+                tandem_core::conversations::ExportFormat::Json => {
+                    ("conversation.json", "JSON", "json")
+                }
+            };
+            files
+                .set_file_name(name)
+                .add_filter(filter, &[ext])
+                .save_file(move |p| {
+                    let _ = tx.send(p.into_iter().collect());
+                })
+        }
     }
     Ok(rx
         .await
