@@ -163,6 +163,9 @@ def run(app, lb):
     text = js("return document.querySelector('#ledger-table tbody').textContent")
     print(f"e2e: ledger {rows} rows")
     assert "sent" in text and "Using my statement" in text and IBAN not in text, text[:500]
+    # The dashboard as pictures: cost, energy, where answers ran, per agent.
+    charts = wait_for("the charts", lambda: js("return document.querySelectorAll('#charts figure.chart svg[role=img]').length") or None, timeout=10)
+    assert charts == 4, charts
     shot("ledger.png")
     assert app.unnamed_controls() == [], f"controls without a name in the Ledger: {app.unnamed_controls()}"
     js("document.querySelector('#tab-settings').click()")
