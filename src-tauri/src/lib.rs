@@ -86,6 +86,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
     builder
         .manage(state)
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(tauri::generate_handler![
             commands::local::ask_local,
             commands::local::local_model_status,

@@ -135,7 +135,7 @@ def run(app, lb):
     assert len(lb.received) == 1, "nothing may leave while Pause cloud is on"
     assert last(".badge") == "Local" and "Pause cloud is on" in last(".reasons"), (last(".badge"), last(".reasons"))
 
-    # 4b. The conversation: renamed in place, found by a local search, then deleted for real.
+    # 4b. The conversation: renamed in place, found by a local search (deleted after step 5).
     wait_for("the conversation bar", lambda: js("return !document.querySelector('#conversation-bar').hidden"), timeout=10)
     js("document.querySelector('#rename-conversation').click()")
     js("document.querySelector('#rename-input').value='Budget questions';document.querySelector('#rename-conversation').click()")
@@ -150,12 +150,7 @@ def run(app, lb):
     wait_for("the list back", lambda: "Budget questions" in titles(), timeout=10, every=0.2)
     shot("conversation.png")
     assert app.unnamed_controls() == [], f"controls without a name in the conversation bar: {app.unnamed_controls()}"
-    js("document.querySelector('#delete-conversation').click()")
-    assert js("return document.querySelector('#delete-conversation').textContent") == "Delete for good?"
-    js("document.querySelector('#delete-conversation').click()")
-    wait_for("the conversation to go", lambda: "Budget questions" not in titles(), timeout=10, every=0.2)
-    assert "deleted" in js("return document.querySelector('#thread').textContent"), "the thread says it was deleted"
-    print("e2e: conversation renamed, searched, deleted")
+    print("e2e: conversation renamed and searched")
 
     # 5. The ledger lists the last outbound payload.
     js("document.querySelector('#tab-ledger').click()")
@@ -168,6 +163,14 @@ def run(app, lb):
     assert charts == 4, charts
     shot("ledger.png")
     assert app.unnamed_controls() == [], f"controls without a name in the Ledger: {app.unnamed_controls()}"
+    # The conversation is deleted for real (a second press confirms).
+    js("document.querySelector('#tab-chat').click()")
+    js("document.querySelector('#delete-conversation').click()")
+    assert js("return document.querySelector('#delete-conversation').textContent") == "Delete for good?"
+    js("document.querySelector('#delete-conversation').click()")
+    wait_for("the conversation to go", lambda: "Budget questions" not in titles(), timeout=10, every=0.2)
+    assert "deleted" in js("return document.querySelector('#thread').textContent"), "the thread says it was deleted"
+    print("e2e: conversation renamed, searched, deleted")
     js("document.querySelector('#tab-settings').click()")
     wait_for("settings", lambda: js("return document.querySelectorAll('#providers li').length") or None, timeout=30)
     time.sleep(1)

@@ -75,13 +75,26 @@ pub async fn index_pass<R: Runtime>(app: AppHandle<R>) -> Result<PassStats, Comm
     .await
     .map_err(internal)?;
     let _ = match &res {
-        Ok(stats) => app.emit(
-            "tandem://index",
-            IndexEvent::Done {
-                stats: stats.clone(),
-            },
-        ),
-        Err(e) => app.emit("tandem://index", IndexEvent::Failed { error: e.clone() }),
+        Ok(stats) => {
+            super::notify(
+                &app,
+                "Indexing finished",
+                &format!(
+                    "{} files seen: {} indexed, {} unchanged, {} failed",
+                    stats.seen, stats.indexed, stats.unchanged, stats.failed
+                ),
+            );
+            app.emit(
+                "tandem://index",
+                IndexEvent::Done {
+                    stats: stats.clone(),
+                },
+            )
+        }
+        Err(e) => {
+            super::notify(&app, "Indexing failed", &e.message);
+            app.emit("tandem://index", IndexEvent::Failed { error: e.clone() })
+        }
     };
     res
 }

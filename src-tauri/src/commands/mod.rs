@@ -95,6 +95,18 @@ pub(crate) async fn ask_dialog<R: tauri::Runtime>(
         .collect())
 }
 
+/// A system notification for long work that finished or failed (the user may be looking at
+/// another window). Best effort: without a notification service it is logged and dropped.
+pub(crate) fn notify<R: tauri::Runtime>(app: &tauri::AppHandle<R>, title: &str, body: &str) {
+    use tauri::Manager;
+    let Some(n) = app.try_state::<tauri_plugin_notification::Notification<R>>() else {
+        return;
+    };
+    if let Err(e) = n.builder().title(title).body(body).show() {
+        tracing::debug!(error = %e, "no system notification");
+    }
+}
+
 /// An id for chips and tasks: random, plus a counter so ids stay unique even if the OS
 /// random source were to fail.
 pub(crate) fn new_id() -> String {

@@ -69,7 +69,8 @@ pub async fn models(state: State<'_, AppState>) -> Result<Vec<ModelView>, Comman
 
 /// Downloads (and verifies) a manifest model; progress streams on `on_progress`.
 #[tauri::command]
-pub async fn download_model(
+pub async fn download_model<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
     state: State<'_, AppState>,
     name: String,
     on_progress: Channel<FetchProgress>,
@@ -80,10 +81,19 @@ pub async fn download_model(
         .cloned()
         .ok_or_else(|| bad_input(format!("no model named {name:?} in the manifest")))?;
     let opts = FetchOptions::new(&state.settings.models_dir);
-    Ok(models::fetch_model(&spec, &opts, move |p| {
+    let res = models::fetch_model(&spec, &opts, move |p| {
         let _ = on_progress.send(p);
     })
-    .await?)
+    .await;
+    match &res {
+        Ok(_) => super::notify(
+            &app,
+            "Model ready",
+            &format!("{name} is downloaded and verified"),
+        ),
+        Err(e) => super::notify(&app, "Model download failed", &format!("{name}: {e}")),
+    }
+    Ok(res?)
 }
 
 /// Chooses the local model: it must be in the manifest and on disk. It is loaded now (the
