@@ -278,6 +278,15 @@ fn settings_pause_and_policy_persist() {
     let s = call(&window, "get_settings", serde_json::json!({}));
     assert_eq!(s["cloud_paused"], false);
     assert_eq!(s["policy"], "balanced");
+    // The first-run welcome shows until finished, and stays finished across a restart.
+    assert_eq!(s["onboarded"], false);
+    call(&window, "set_onboarded", serde_json::json!({ "done": true }));
+    drop((_app, window));
+    let (_app, window) = app_in(dir.path());
+    assert_eq!(
+        call(&window, "get_settings", serde_json::json!({}))["onboarded"],
+        true
+    );
     assert_eq!(s["shortcut"], "CommandOrControl+Shift+Space");
     let openai = s["providers"]
         .as_array()

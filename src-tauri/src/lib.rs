@@ -106,6 +106,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::ledger::export_ledger,
             commands::settings::get_settings,
             commands::settings::set_policy,
+            commands::settings::set_onboarded,
             commands::settings::set_menu_bar_only,
             commands::settings::set_cloud_paused,
             commands::settings::set_shortcut,

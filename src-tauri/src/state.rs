@@ -74,6 +74,9 @@ pub struct Prefs {
     /// macOS: live in the menu bar only (no Dock icon); applied at the next start.
     #[serde(default)]
     pub menu_bar_only: bool,
+    /// The first-run welcome was finished or dismissed (Settings can show it again).
+    #[serde(default)]
+    pub onboarded: bool,
 }
 
 impl Prefs {

@@ -62,6 +62,17 @@ def run(app, lb):
     js("""window.__states=[];new MutationObserver(()=>{const a=document.querySelector('#thread article.turn:last-of-type .answer');
           const t=a?(a.dataset.source??a.textContent):'';const s=window.__states;if(t&&s[s.length-1]!==t)s.push(t);})
           .observe(document.querySelector('#thread'),{subtree:true,childList:true,characterData:true,attributes:true})""")
+    # 0. First run: the welcome sits beside the chat with this machine's card and the
+    #    recommended model; "Start chatting" puts it away (it is remembered).
+    wait_for("the welcome", lambda: js("return !document.querySelector('#onboarding').hidden"), timeout=20)
+    hw = wait_for("the machine's card", lambda: (lambda t: t if "CPU threads" in t else None)(
+        js("return document.querySelector('#onb-hardware').textContent")), timeout=30)
+    print("e2e: welcome:", hw, "·", js("return document.querySelector('#onb-model').textContent"))
+    assert js("return document.querySelectorAll('#onb-policies input[type=radio]').length") == 3
+    shot("welcome.png")
+    assert app.unnamed_controls() == [], f"controls without a name in the welcome: {app.unnamed_controls()}"
+    js("document.querySelector('#onb-done').click()")
+    assert js("return document.querySelector('#onboarding').hidden") is True
     # 1. Pause cloud on, then a typed question: a streamed local answer (a cloud agent is
     #    configured, so without the pause the small model's router would send it out).
     wait_for("the settings", lambda: js("return document.querySelector('#pause-cloud')!==null"))

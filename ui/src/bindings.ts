@@ -137,7 +137,11 @@ keychain_error: string | null, gateway: GatewayView, shortcut: string, menu_bar_
  * Set when the scanner runs without its names model (missing, unverified or switched off):
  * names and free-form addresses are then found by rules only, and the window says so.
  */
-scan_notice: string | null, };
+scan_notice: string | null, 
+/**
+ * The first-run welcome was finished or dismissed.
+ */
+onboarded: boolean, };
 
 export type Prefs = { 
 /**
@@ -159,7 +163,11 @@ model: string | null,
 /**
  * macOS: live in the menu bar only (no Dock icon); applied at the next start.
  */
-menu_bar_only: boolean, };
+menu_bar_only: boolean, 
+/**
+ * The first-run welcome was finished or dismissed (Settings can show it again).
+ */
+onboarded: boolean, };
 
 export type Folder = { path: string, sensitive: boolean, include?: Array<string>, exclude?: Array<string>, };
 

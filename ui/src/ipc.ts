@@ -47,6 +47,7 @@ export const ledger = (limit?: number) => invoke<LedgerView>("ledger", { limit }
 export const exportLedger = () => invoke<string | null>("export_ledger");
 export const getSettings = () => invoke<SettingsView>("get_settings");
 export const setPolicy = (policy: Policy) => invoke<Policy>("set_policy", { policy });
+export const setOnboarded = (done: boolean) => invoke<boolean>("set_onboarded", { done });
 export const setMenuBarOnly = (enabled: boolean) => invoke<boolean>("set_menu_bar_only", { enabled });
 export const setCloudPaused = (paused: boolean) => invoke<boolean>("set_cloud_paused", { paused });
 export const setShortcut = (shortcut: string) => invoke<string>("set_shortcut", { shortcut });

@@ -5,7 +5,7 @@ import { installCopyButtons, markdownInto } from "./markdown";
 import { dashboardCharts } from "./charts";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
-  accelerator, chipText, errorText, formatModel, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
+  accelerator, chipText, errorText, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
   placeholderPieces, routeLabel, savings, turnStatus,
 } from "./view";
 
@@ -207,6 +207,62 @@ function mainWindow() {
     notice.title = s.scan_notice ?? "";
   }).catch(() => {});
   pause.onchange = () => void ipc.setCloudPaused(pause.checked).catch((e) => alert(errorText(e)));
+
+  // First run: a welcome beside the chat (never in its way) until finished or dismissed.
+  const onboarding = $<HTMLElement>("#onboarding");
+  async function showOnboarding() {
+    onboarding.hidden = false;
+    const current = await ipc.getSettings().then((s) => s.policy).catch(() => "balanced" as const);
+    $<HTMLElement>("#onb-policies").replaceChildren(...(["private", "balanced", "performance"] as const).map((p) => {
+      const label = el("label", "onb-policy");
+      const input = document.createElement("input");
+      input.type = "radio";
+      input.name = "onb-policy";
+      input.value = p;
+      input.checked = p === current;
+      input.onchange = () => void ipc.setPolicy(p).catch((e) => alert(errorText(e)));
+      label.append(input, el("span", "", POLICY_TEXT[p]));
+      return label;
+    }));
+    try {
+      const [h, models] = await Promise.all([ipc.probeHardware(), ipc.models()]);
+      $<HTMLElement>("#onb-hardware").textContent = hardwareText(h);
+      const offer = modelOffer(h, models);
+      $<HTMLElement>("#onb-model").textContent = offer.text;
+      const dl = $<HTMLButtonElement>("#onb-download");
+      dl.hidden = offer.download === null;
+      if (offer.download) {
+        const name = offer.download;
+        dl.textContent = `Download ${name}`;
+        dl.onclick = () => {
+          dl.disabled = true;
+          void ipc.downloadModel(name, (p) => { $<HTMLElement>("#onb-progress").textContent = progressText(name, p); })
+            .then(() => ipc.chooseModel(name))
+            .then(() => { $<HTMLElement>("#onb-progress").textContent = `${name} downloaded, verified and loading.`; dl.hidden = true; return refreshStatus(); })
+            .catch((e) => { $<HTMLElement>("#onb-progress").textContent = errorText(e); dl.disabled = false; });
+        };
+      }
+    } catch (e) {
+      $<HTMLElement>("#onb-hardware").textContent = `Could not look at this machine: ${errorText(e)}`;
+    }
+  }
+  $<HTMLButtonElement>("#onb-connect").onclick = () => { show("settings"); $<HTMLElement>("#providers")?.scrollIntoView(); };
+  $<HTMLButtonElement>("#onb-local").onclick = () => {
+    pause.checked = true;
+    void ipc.setCloudPaused(true).then(() => { $<HTMLElement>("#onb-progress").textContent = "Staying local: Pause cloud is on."; })
+      .catch((e) => alert(errorText(e)));
+  };
+  $<HTMLButtonElement>("#onb-done").onclick = () => {
+    onboarding.hidden = true;
+    void ipc.setOnboarded(true);
+    prompt.focus();
+  };
+  void ipc.getSettings().then((s) => { if (!s.onboarded) void showOnboarding(); }).catch(() => {});
+  $<HTMLButtonElement>("#onb-again").onclick = () => {
+    void ipc.setOnboarded(false);
+    show("chat");
+    void showOnboarding();
+  };
 
   // Tabs, with arrow keys between them.
   const tabs = ["chat", "ledger", "settings"];

@@ -93,3 +93,21 @@ describe("model card texts", async () => {
     expect(k("A", "KeyA", { shiftKey: true })).toBeNull();
   });
 });
+
+describe("first run", async () => {
+  const { hardwareText, modelOffer, POLICY_TEXT } = await import("./view");
+  const probe = (rec: string | null) => ({
+    hardware: { os: "linux", arch: "x86_64", cpu: { logical_cores: 8 }, memory: { total_bytes: 16 * 2 ** 30 }, gpus: [], npus: [] },
+    recommendation: { recommended_model: rec },
+  }) as never;
+  const model = (over: object) => ({ name: "qwen", parameters_b: 1.5, quantization: "Q4_K_M", size: 1117320768, license: "apache-2.0",
+    installed: false, fits: true, est_decode_tok_s: 9.4, reason: "", loaded: false, chosen: false, ...over });
+  it("describes the machine and offers the recommended model", () => {
+    expect(hardwareText(probe("qwen"))).toBe("8 CPU threads, 16 GiB memory, no GPU.");
+    expect(modelOffer(probe("qwen"), [model({})])).toEqual({
+      text: "Recommended local model: qwen (1.5 B parameters, 1066 MB, about 9 tokens a second here).", download: "qwen" });
+    expect(modelOffer(probe("qwen"), [model({ installed: true, loaded: true })]).download).toBeNull();
+    expect(modelOffer(probe(null), []).text).toContain("No local model");
+    expect(Object.keys(POLICY_TEXT)).toEqual(["private", "balanced", "performance"]);
+  });
+});

@@ -1,6 +1,6 @@
 // Rendering helpers kept free of IPC so they can be tested in jsdom. Everything user- or
 // model-written is put in the DOM as text, never as HTML.
-import type { FetchProgress, IndexEvent, IndexStatus, ModelView, PassStats } from "./ipc";
+import type { FetchProgress, HardwareProbe, IndexEvent, IndexStatus, ModelView, PassStats, Policy } from "./ipc";
 import type { Chip, GenerationMetrics, LedgerEntry, LoadedModel, Plan, PlanFragment, Summary, Totals, Turn, Verdict } from "./ipc";
 
 export function formatMetrics(m: GenerationMetrics): string {
@@ -200,4 +200,30 @@ export function accelerator(e: { key: string; code: string; ctrlKey: boolean; al
     : e.code === "" ? e.key.toUpperCase() : e.code;
   const mods = [e.ctrlKey && "Ctrl", e.altKey && "Alt", e.shiftKey && "Shift", e.metaKey && "Super"].filter(Boolean);
   return [...mods, key].join("+");
+}
+
+/** The policy modes in one sentence each (first run and Settings). */
+export const POLICY_TEXT: Record<Policy, string> = {
+  private: "Private: only text with nothing sensitive in it may leave; everything else is answered on this device.",
+  balanced: "Balanced (recommended): identifiers are masked, private passages and files from sensitive folders stay here, hard tasks get the cloud's help.",
+  performance: "Performance: the cloud is used more often for quality; identifiers are still masked and private passages still stay here.",
+};
+
+/** One line about this machine for the first-run card. */
+export function hardwareText(h: HardwareProbe): string {
+  const hw = h.hardware;
+  const gpu = hw.gpus.length ? `, ${hw.gpus.map((g) => g.name).join(", ")}` : ", no GPU";
+  return `${hw.cpu.logical_cores} CPU threads, ${(hw.memory.total_bytes / 2 ** 30).toFixed(0)} GiB memory${gpu}.`;
+}
+
+/** What the first-run card says about the recommended model, and whether to offer a download. */
+export function modelOffer(h: HardwareProbe, models: ModelView[]): { text: string; download: string | null } {
+  const name = h.recommendation.recommended_model;
+  const m = models.find((x) => x.name === name);
+  if (!name || !m) return { text: "No local model in the catalogue fits this machine: questions go to a cloud model (masked) or wait for one.", download: null };
+  const speed = m.est_decode_tok_s ? `, about ${Math.round(m.est_decode_tok_s)} tokens a second here` : "";
+  const what = `Recommended local model: ${m.name} (${m.parameters_b} B parameters, ${(m.size / 2 ** 20).toFixed(0)} MB${speed}).`;
+  if (m.loaded) return { text: `${what} It is loaded.`, download: null };
+  if (m.installed) return { text: `${what} It is downloaded; choose it in Settings.`, download: null };
+  return { text: what, download: m.name };
 }

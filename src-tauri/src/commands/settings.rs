@@ -38,6 +38,8 @@ pub struct SettingsView {
     /// Set when the scanner runs without its names model (missing, unverified or switched off):
     /// names and free-form addresses are then found by rules only, and the window says so.
     pub scan_notice: Option<String>,
+    /// The first-run welcome was finished or dismissed.
+    pub onboarded: bool,
 }
 
 #[derive(Debug, Serialize, ts_rs::TS)]
@@ -98,6 +100,7 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
             .unwrap_or_else(|| crate::DEFAULT_SHORTCUT.to_string()),
         scan_notice,
         menu_bar_only: prefs.menu_bar_only,
+        onboarded: prefs.onboarded,
     })
 }
 
@@ -155,6 +158,13 @@ pub async fn set_menu_bar_only(
 ) -> Result<bool, CommandError> {
     state.update_prefs(|p| p.menu_bar_only = enabled).await;
     Ok(enabled)
+}
+
+/// Marks the first-run welcome finished (`true`) or asks for it again (`false`).
+#[tauri::command]
+pub async fn set_onboarded(state: State<'_, AppState>, done: bool) -> Result<bool, CommandError> {
+    state.update_prefs(|p| p.onboarded = done).await;
+    Ok(done)
 }
 
 #[tauri::command]
