@@ -41,5 +41,7 @@ describe("dashboard charts", () => {
     const empty = barChart("Energy", [], [{ name: "energy", values: [], cls: "s-energy" }], String);
     expect(empty.querySelector(".chart-empty")?.textContent).toBe("No data yet");
     expect(dashboardCharts(turns).length).toBe(4);
+    const zero = barChart("Cost", ["2026-12-01"], [{ name: "cost", values: [0], cls: "s-cost" }], String);
+    expect(zero.querySelector(".chart-empty")?.textContent).toBe("All zero so far");
   });
 });

@@ -78,18 +78,19 @@ export function barChart(title: string, labels: string[], series: Series[], fmt:
   const max = Math.max(0, ...series.flatMap((s) => s.values));
   if (!labels.length || max <= 0) {
     const t = svgEl("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "chart-empty" });
-    t.textContent = "No data yet";
+    t.textContent = labels.length ? "All zero so far" : "No data yet";
     svg.append(t);
   } else {
     const group = (W - pad) / labels.length;
-    const bar = Math.max(2, (group * 0.8) / series.length);
+    const bar = Math.min(36, Math.max(2, (group * 0.8) / series.length));
+    const inset = (group - bar * series.length) / 2;
     svg.append(svgEl("line", { x1: pad, y1: H, x2: W, y2: H, class: "chart-axis" }));
     labels.forEach((label, i) => {
       series.forEach((s, j) => {
         const v = s.values[i] ?? 0;
         const h = (v / max) * (H - 10);
         const r = svgEl("rect", {
-          x: pad + i * group + group * 0.1 + j * bar, y: H - h, width: bar - 1, height: Math.max(h, v > 0 ? 1 : 0), class: `bar ${s.cls}`,
+          x: pad + i * group + inset + j * bar, y: H - h, width: bar - 1, height: Math.max(h, v > 0 ? 1 : 0), class: `bar ${s.cls}`,
         });
         const tip = svgEl("title", {});
         tip.textContent = `${label} · ${s.name}: ${fmt(v)}`;
