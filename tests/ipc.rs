@@ -280,7 +280,11 @@ fn settings_pause_and_policy_persist() {
     assert_eq!(s["policy"], "balanced");
     // The first-run welcome shows until finished, and stays finished across a restart.
     assert_eq!(s["onboarded"], false);
-    call(&window, "set_onboarded", serde_json::json!({ "done": true }));
+    call(
+        &window,
+        "set_onboarded",
+        serde_json::json!({ "done": true }),
+    );
     drop((_app, window));
     let (_app, window) = app_in(dir.path());
     assert_eq!(

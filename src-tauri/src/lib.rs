@@ -158,7 +158,8 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             });
             let s = state.clone();
             tauri::async_runtime::spawn(async move {
-                let _ = s.scanner().await;
+                // The scanner (and its names model, ~15 MB with ONNX Runtime) loads on first
+                // use — a question, a drop, an indexing pass — not at start: idle memory.
                 let _ = s.engine().await;
                 if s.prefs().gateway {
                     let port = tandem_core::gateway::DEFAULT_PORT;

@@ -317,6 +317,20 @@ impl AppState {
         });
     }
 
+    /// The scanner's notice without loading it: from the loaded scanner when there is one,
+    /// else from its files (it loads on first use: a question, a drop, an indexing pass).
+    pub fn scan_notice(&self) -> Option<String> {
+        match self.scanner.get() {
+            Some(Ok(s)) if s.has_ner() => None,
+            Some(Ok(s)) => s.notices().first().cloned(),
+            Some(Err(e)) => Some(e.message.clone()),
+            None => tandem_core::sensitivity::ner_expected_notice(
+                &self.settings.models_dir,
+                self.bundled_ner.get().map(|p| p.as_path()),
+            ),
+        }
+    }
+
     pub async fn scanner(&self) -> Result<Arc<Scanner>, ErrorInfo> {
         let dir = self.settings.models_dir.clone();
         let bundled = self.bundled_ner.get().cloned();

@@ -80,11 +80,8 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
         .map_err(internal)??;
     let prefs = state.prefs();
     let port = state.gateway.lock().await.as_ref().map(|g| g.port);
-    let scan_notice = match state.scanner().await {
-        Ok(s) if s.has_ner() => None,
-        Ok(s) => s.notices().first().cloned(),
-        Err(e) => Some(e.message),
-    };
+    // Not a reason to load the scanner (and its names model) at start: it loads on first use.
+    let scan_notice = state.scan_notice();
     Ok(SettingsView {
         policy: state.policy(),
         cloud_paused: prefs.cloud_paused,

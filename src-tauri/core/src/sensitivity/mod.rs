@@ -701,6 +701,28 @@ pub fn ner_dir(models_dir: &Path, bundled: Option<&Path>) -> PathBuf {
     }
 }
 
+/// Without loading anything: why the scanner will run on rules only (the names model switched
+/// off or its files absent), or `None` when its files are there (they are verified when the
+/// scanner loads, which may still refuse them). Hosts that load the scanner on first use show
+/// this until then.
+pub fn ner_expected_notice(models_dir: &Path, bundled: Option<&Path>) -> Option<String> {
+    if std::env::var(NER_ENV)
+        .map(|v| v.eq_ignore_ascii_case("off"))
+        .unwrap_or(false)
+    {
+        return Some(
+            "NER model switched off (TANDEM_NER=off): names are found by rules only".into(),
+        );
+    }
+    let dir = ner_dir(models_dir, bundled);
+    (!dir.join(NER_MODEL_FILE).is_file()).then(|| {
+        format!(
+            "no NER model in {}: names are found by rules only (scripts/fetch-ner.sh fetches it)",
+            dir.display()
+        )
+    })
+}
+
 /// `load_default`, falling back to the NER files bundled with a packaged app.
 pub fn load_default_with(
     models_dir: &Path,
