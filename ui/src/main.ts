@@ -2,7 +2,6 @@
 // window (index.html) and the quick-ask window (quick.html, body data-window="quick").
 import * as ipc from "./ipc";
 import { installCopyButtons, markdownInto } from "./markdown";
-import { dashboardCharts } from "./charts";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
   accelerator, chipText, errorText, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
@@ -449,6 +448,8 @@ function mainWindow() {
         card("energy (estimate)", `${s.energyJ.toFixed(0)} J`),
         card("local runs", `${view.totals.local_runs} (${view.totals.local_tokens} tokens)`),
       );
+      // The chart code loads with the Ledger tab, not at start (idle memory).
+      const { dashboardCharts } = await import("./charts");
       $<HTMLElement>("#charts").replaceChildren(...dashboardCharts(turns));
       $<HTMLElement>("#ledger-path").textContent = `${formatTotals(view.totals)} — ${view.path}`;
       body.replaceChildren(...view.entries.map((r) => {

@@ -1,7 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { markdownInto, renderMarkdown } from "./markdown";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadMarkdown, markdownInto, renderMarkdown } from "./markdown";
+
+describe("before markdown-it has loaded", () => {
+  it("shows plain text, escaped", () => {
+    expect(renderMarkdown("# a <b>")).toBe('<p class="plain"># a &#60;b&#62;</p>');
+  });
+});
 
 describe("Markdown answers", () => {
+  beforeAll(async () => { await loadMarkdown(); });
   it("renders headings, lists, tables and code", () => {
     const html = renderMarkdown("# Plan\n\n- one\n- **two**\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn main() {}\n```\n");
     const d = document.createElement("div");

@@ -3,41 +3,61 @@
 // label stays, the address is shown beside it) — consistent with the CSP and with the
 // reply-link rule (a placeholder left in a link is shown as written). Code blocks get a copy
 // button; main.ts copies on click (one delegated handler).
-import MarkdownIt from "markdown-it";
+import type MarkdownIt from "markdown-it";
 
-const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: false });
+// markdown-it is loaded on the first answer, not at start (idle memory): until it is there an
+// answer shows as plain text, then renders.
+let md: MarkdownIt | null = null;
+let loading: Promise<MarkdownIt> | null = null;
+const waiting = new Set<() => void>();
 
-const escape = md.utils.escapeHtml;
+/** Loads and configures markdown-it once; resolves when answers can render. */
+export function loadMarkdown(): Promise<MarkdownIt> {
+  loading ??= import("markdown-it").then(({ default: MarkdownItCtor }) => {
+    const m = configure(new MarkdownItCtor({ html: false, linkify: false, typographer: false, breaks: false }));
+    md = m;
+    for (const f of waiting) f();
+    waiting.clear();
+    return m;
+  });
+  return loading;
+}
 
-md.renderer.rules.image = (tokens, idx) => {
-  const t = tokens[idx];
-  const alt = t.children ? md.renderer.renderInlineAsText(t.children, md.options, {}) : t.content;
-  return `<span class="md-image" title="image not loaded">[image${alt ? `: ${escape(alt)}` : ""}]</span>`;
-};
+function configure(md: MarkdownIt): MarkdownIt {
+  const escape = md.utils.escapeHtml;
+  md.renderer.rules.image = (tokens, idx) => {
+    const t = tokens[idx];
+    const alt = t.children ? md.renderer.renderInlineAsText(t.children, md.options, {}) : t.content;
+    return `<span class="md-image" title="image not loaded">[image${alt ? `: ${escape(alt)}` : ""}]</span>`;
+  };
+  md.renderer.rules.link_open = (tokens, idx, _opts, env: { links?: string[] }) => {
+    (env.links ??= []).push(tokens[idx].attrGet("href") ?? "");
+    return `<span class="md-link">`;
+  };
+  md.renderer.rules.link_close = (_tokens, _idx, _opts, env: { links?: string[] }) => {
+    const href = env.links?.pop() ?? "";
+    return `</span>${href ? ` <span class="md-url">(${escape(href)})</span>` : ""}`;
+  };
+  const codeBlock = (code: string, lang: string) =>
+    `<div class="code"><button type="button" class="copy" aria-label="Copy code">Copy</button>` +
+    `<pre><code${lang ? ` data-lang="${escape(lang)}"` : ""}>${escape(code)}</code></pre></div>`;
+  md.renderer.rules.fence = (tokens, idx) => {
+    const t = tokens[idx];
+    return codeBlock(t.content, t.info.trim().split(/\s+/)[0] ?? "");
+  };
+  md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, "");
+  return md;
+}
 
-md.renderer.rules.link_open = (tokens, idx, _opts, env: { links?: string[] }) => {
-  (env.links ??= []).push(tokens[idx].attrGet("href") ?? "");
-  return `<span class="md-link">`;
-};
-
-md.renderer.rules.link_close = (_tokens, _idx, _opts, env: { links?: string[] }) => {
-  const href = env.links?.pop() ?? "";
-  return `</span>${href ? ` <span class="md-url">(${escape(href)})</span>` : ""}`;
-};
-
-const codeBlock = (code: string, lang: string) =>
-  `<div class="code"><button type="button" class="copy" aria-label="Copy code">Copy</button>` +
-  `<pre><code${lang ? ` data-lang="${escape(lang)}"` : ""}>${escape(code)}</code></pre></div>`;
-
-md.renderer.rules.fence = (tokens, idx) => {
-  const t = tokens[idx];
-  return codeBlock(t.content, t.info.trim().split(/\s+/)[0] ?? "");
-};
-
-md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, "");
+const plain = (text: string) =>
+  `<p class="plain">${text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`;
 
 /** The answer as HTML (safe to assign to innerHTML: nothing in it comes from the text unescaped). */
 export function renderMarkdown(text: string): string {
+  if (!md) {
+    void loadMarkdown();
+    return plain(text);
+  }
   return md.render(text, {});
 }
 
@@ -50,9 +70,12 @@ export function markdownInto(el: HTMLElement): {
 } {
   let pending: string | null = null;
   const raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
+  let last: string | null = null;
   const show = (text: string) => {
     el.innerHTML = renderMarkdown(text);
     el.dataset.source = text;
+    last = text;
+    if (!md) waiting.add(() => { if (last !== null) show(last); });
   };
   return {
     update(text: string) {
@@ -73,6 +96,7 @@ export function markdownInto(el: HTMLElement): {
     /** Drops a render still waiting for its frame (an error replaces the answer). */
     cancel() {
       pending = null;
+      last = null;
     },
   };
 }
