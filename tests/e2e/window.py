@@ -172,6 +172,11 @@ def run(app, lb):
     # The dashboard as pictures: cost, energy, where answers ran, per agent.
     charts = wait_for("the charts", lambda: js("return document.querySelectorAll('#charts figure.chart svg[role=img]').length") or None, timeout=10)
     assert charts == 4, charts
+    # Filtered by status: nothing was blocked, one request was sent.
+    js("const s=document.querySelector('#filter-status');s.value='blocked';s.dispatchEvent(new Event('change'))")
+    assert js("return document.querySelectorAll('#ledger-table tbody tr').length") == 0
+    js("const s=document.querySelector('#filter-status');s.value='';s.dispatchEvent(new Event('change'))")
+    assert js("return document.querySelectorAll('#ledger-table tbody tr').length") == rows
     shot("ledger.png")
     assert app.unnamed_controls() == [], f"controls without a name in the Ledger: {app.unnamed_controls()}"
     # The conversation is deleted for real (a second press confirms).

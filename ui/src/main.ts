@@ -4,7 +4,7 @@ import * as ipc from "./ipc";
 import { installCopyButtons, markdownInto } from "./markdown";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
-  accelerator, chipText, errorText, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
+  accelerator, chipText, errorText, filterEntries, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
   placeholderPieces, routeLabel, savings, turnStatus,
 } from "./view";
 
@@ -433,6 +433,31 @@ function mainWindow() {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) form.requestSubmit();
   });
 
+  // The loaded entries, shown through the filters (agent, status, dates) above the table.
+  let entries: LedgerEntry[] = [];
+  const filterIds = ["#filter-agent", "#filter-status", "#filter-from", "#filter-to"];
+  function renderLedgerRows() {
+    const body = $<HTMLElement>("#ledger-table tbody");
+    const [agent, status, from, to] = filterIds.map((id) => $<HTMLInputElement>(id).value);
+    const shown = filterEntries(entries, { agent, status, from, to });
+    $<HTMLElement>("#filter-count").textContent = shown.length === entries.length ? `${entries.length} rows` : `${shown.length} of ${entries.length} rows`;
+    body.replaceChildren(...shown.map((r) => {
+      const tr = el("tr");
+      tr.dataset.task = r.task;
+      const pre = el("pre", "", r.payload === null ? "(not kept: blocked)" : payloadText(r));
+      const cells = [
+        new Date(r.ts_ms).toLocaleString(), r.status, `${r.agent} · ${r.model}`, String(r.bytes),
+        r.tokens_in === null ? "" : `${r.tokens_in} → ${r.tokens_out ?? 0}`,
+        r.cost_usd === null ? "" : `$${r.cost_usd.toFixed(5)}`,
+      ].map((t) => el("td", "", t));
+      const td = el("td");
+      td.append(pre);
+      tr.append(...cells, td);
+      return tr;
+    }));
+  }
+  for (const id of filterIds) $<HTMLInputElement>(id).addEventListener("change", renderLedgerRows);
+
   async function loadLedger() {
     const body = $<HTMLElement>("#ledger-table tbody");
     try {
@@ -452,20 +477,17 @@ function mainWindow() {
       const { dashboardCharts } = await import("./charts");
       $<HTMLElement>("#charts").replaceChildren(...dashboardCharts(turns));
       $<HTMLElement>("#ledger-path").textContent = `${formatTotals(view.totals)} — ${view.path}`;
-      body.replaceChildren(...view.entries.map((r) => {
-        const tr = el("tr");
-        tr.dataset.task = r.task;
-        const pre = el("pre", "", r.payload === null ? "(not kept: blocked)" : payloadText(r));
-        const cells = [
-          new Date(r.ts_ms).toLocaleString(), r.status, `${r.agent} · ${r.model}`, String(r.bytes),
-          r.tokens_in === null ? "" : `${r.tokens_in} → ${r.tokens_out ?? 0}`,
-          r.cost_usd === null ? "" : `$${r.cost_usd.toFixed(5)}`,
-        ].map((t) => el("td", "", t));
-        const td = el("td");
-        td.append(pre);
-        tr.append(...cells, td);
-        return tr;
+      entries = view.entries;
+      const agentSel = $<HTMLSelectElement>("#filter-agent");
+      const keep = agentSel.value;
+      agentSel.replaceChildren(el("option", "", "all"), ...[...new Set(entries.map((r) => r.agent))].sort().map((a) => {
+        const o = el("option", "", a) as HTMLOptionElement;
+        o.value = a;
+        return o;
       }));
+      (agentSel.firstChild as HTMLOptionElement).value = "";
+      agentSel.value = keep;
+      renderLedgerRows();
     } catch (e) {
       body.replaceChildren(el("tr", "error", errorText(e)));
     }

@@ -111,3 +111,18 @@ describe("first run", async () => {
     expect(Object.keys(POLICY_TEXT)).toEqual(["private", "balanced", "performance"]);
   });
 });
+
+describe("ledger filters", async () => {
+  const { filterEntries } = await import("./view");
+  const row = (agent: string, status: string, d: number) => ({ agent, status, ts_ms: new Date(2026, 11, d, 10).getTime() }) as never;
+  const rows = [row("gpt", "sent", 1), row("claude", "blocked", 2), row("gpt", "failed", 3)];
+  it("keeps what matches every filter, dates inclusive", () => {
+    const f = (over: object) => filterEntries(rows, { agent: "", status: "", from: "", to: "", ...over }).length;
+    expect(f({})).toBe(3);
+    expect(f({ agent: "gpt" })).toBe(2);
+    expect(f({ status: "blocked" })).toBe(1);
+    expect(f({ from: "2026-12-02" })).toBe(2);
+    expect(f({ to: "2026-12-02" })).toBe(2);
+    expect(f({ from: "2026-12-02", to: "2026-12-02", agent: "claude" })).toBe(1);
+  });
+});

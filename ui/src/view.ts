@@ -227,3 +227,14 @@ export function modelOffer(h: HardwareProbe, models: ModelView[]): { text: strin
   if (m.installed) return { text: `${what} It is downloaded; choose it in Settings.`, download: null };
   return { text: what, download: m.name };
 }
+
+/** What the ledger is filtered by (empty: everything). Dates are YYYY-MM-DD, local time, inclusive. */
+export type LedgerFilter = { agent: string; status: string; from: string; to: string };
+
+/** The entries that pass `f`. */
+export function filterEntries(entries: LedgerEntry[], f: LedgerFilter): LedgerEntry[] {
+  const start = f.from ? new Date(`${f.from}T00:00:00`).getTime() : -Infinity;
+  const end = f.to ? new Date(`${f.to}T00:00:00`).getTime() + 86_400_000 : Infinity;
+  return entries.filter((e) =>
+    (!f.agent || e.agent === f.agent) && (!f.status || e.status === f.status) && e.ts_ms >= start && e.ts_ms < end);
+}
