@@ -126,8 +126,8 @@ enum Command {
     /// Serve Tandem to an MCP client over stdio (tools: redact, scan, ask, search_files). Add it
     /// to a client as the command `tandem mcp`; stdout carries the protocol only.
     Mcp,
-    /// Serve the OpenAI-compatible gateway on 127.0.0.1 (POST /v1/chat/completions, GET
-    /// /v1/models, POST /v1/tandem/query). Clients send `Authorization: Bearer <token>`: the
+    /// Serve the OpenAI- and Anthropic-compatible gateway on 127.0.0.1 (POST
+    /// /v1/chat/completions, POST /v1/messages, GET /v1/models, POST /v1/tandem/query). Clients send `Authorization: Bearer <token>`: the
     /// token is made at first start, printed once and kept in the OS keychain;
     /// TANDEM_GATEWAY_TOKEN overrides it.
     Serve {
