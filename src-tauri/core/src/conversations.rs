@@ -52,6 +52,17 @@ pub enum ExportFormat {
     Json,
 }
 
+/// A row of `SELECT id, title, created_ms, updated_ms, <turn count>` (list and search).
+fn info_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ConversationInfo> {
+    Ok(ConversationInfo {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        created_ms: r.get(2)?,
+        updated_ms: r.get(3)?,
+        turns: r.get(4)?,
+    })
+}
+
 /// A `LIKE` pattern matching `word` anywhere (its `%`, `_` and `\` taken literally).
 fn like_pattern(word: &str) -> String {
     let mut p = String::from("%");
@@ -215,15 +226,7 @@ impl Conversations {
                     (SELECT COUNT(*) FROM turns t WHERE t.conversation = c.id)
              FROM conversations c ORDER BY c.updated_ms DESC, c.rowid DESC",
         )?;
-        let rows = st.query_map([], |r| {
-            Ok(ConversationInfo {
-                id: r.get(0)?,
-                title: r.get(1)?,
-                created_ms: r.get(2)?,
-                updated_ms: r.get(3)?,
-                turns: r.get(4)?,
-            })
-        })?;
+        let rows = st.query_map([], info_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -346,15 +349,7 @@ impl Conversations {
         sql.push_str(" ORDER BY c.updated_ms DESC, c.rowid DESC");
         let conn = self.conn();
         let mut st = conn.prepare(&sql)?;
-        let rows = st.query_map(rusqlite::params_from_iter(words.iter()), |r| {
-            Ok(ConversationInfo {
-                id: r.get(0)?,
-                title: r.get(1)?,
-                created_ms: r.get(2)?,
-                updated_ms: r.get(3)?,
-                turns: r.get(4)?,
-            })
-        })?;
+        let rows = st.query_map(rusqlite::params_from_iter(words.iter()), info_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -43,6 +43,45 @@ pub(super) fn python_with(package: &str) -> PathBuf {
     p
 }
 
+/// A temporary config and ledger with a loopback provider added as the agent `lb` (model
+/// `echo`): what both SDK tests start from.
+struct LoopbackWorld {
+    tmp: tempfile::TempDir,
+    _rt: tokio::runtime::Runtime,
+    lb: Loopback,
+}
+
+impl LoopbackWorld {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let lb = rt.block_on(Loopback::start(KEY)).unwrap();
+        let w = Self { tmp, _rt: rt, lb };
+        let mut add = super::tandem();
+        w.env(&mut add);
+        let out = add
+            .args(["cloud", "add", "lb", "--wire", "openai", "--base-url"])
+            .arg(w.lb.base_url())
+            .args(["--model", "echo"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        w
+    }
+
+    fn env(&self, c: &mut Command) {
+        c.env("TANDEM_CONFIG_DIR", self.tmp.path().join("config"))
+            .env("TANDEM_LEDGER", self.tmp.path().join("ledger.sqlite3"))
+            .env("TANDEM_NER", "off")
+            .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+            .env("TANDEM_KEY_LB", KEY);
+    }
+}
+
 /// A running `tandem serve --port 0`, killed on drop; `url` is what it printed.
 pub(super) struct Server {
     child: Child,
@@ -118,31 +157,8 @@ impl Drop for Server {
 #[test]
 fn the_openai_python_client_works_against_tandem_serve_unchanged() {
     let python = python_with_openai();
-    let tmp = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
-    let config = tmp.path().join("config");
-    let ledger = tmp.path().join("ledger.sqlite3");
-    let env = |c: &mut Command| {
-        c.env("TANDEM_CONFIG_DIR", &config)
-            .env("TANDEM_LEDGER", &ledger)
-            .env("TANDEM_NER", "off")
-            .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-            .env("TANDEM_KEY_LB", KEY);
-    };
-    let mut add = super::tandem();
-    env(&mut add);
-    let out = add
-        .args(["cloud", "add", "lb", "--wire", "openai", "--base-url"])
-        .arg(lb.base_url())
-        .args(["--model", "echo"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let w = LoopbackWorld::new();
+    let (lb, env) = (&w.lb, |c: &mut Command| w.env(c));
 
     let mut c = super::tandem();
     env(&mut c);
@@ -213,7 +229,7 @@ fn the_openai_python_client_works_against_tandem_serve_unchanged() {
     let ledger: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ledger["totals"]["sent"], 2, "{ledger}");
     drop(server);
-    drop(rt);
+    drop(w);
 }
 
 #[test]
@@ -342,31 +358,8 @@ fn a_task_that_uses_a_sensitive_folder_never_sends_its_content() {
 #[test]
 fn the_anthropic_python_client_works_against_tandem_serve_unchanged() {
     let python = python_with("anthropic");
-    let tmp = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let lb = rt.block_on(Loopback::start(KEY)).unwrap();
-    let config = tmp.path().join("config");
-    let ledger = tmp.path().join("ledger.sqlite3");
-    let env = |c: &mut Command| {
-        c.env("TANDEM_CONFIG_DIR", &config)
-            .env("TANDEM_LEDGER", &ledger)
-            .env("TANDEM_NER", "off")
-            .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-            .env("TANDEM_KEY_LB", KEY);
-    };
-    let mut add = super::tandem();
-    env(&mut add);
-    let out = add
-        .args(["cloud", "add", "lb", "--wire", "openai", "--base-url"])
-        .arg(lb.base_url())
-        .args(["--model", "echo"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let w = LoopbackWorld::new();
+    let (lb, env) = (&w.lb, |c: &mut Command| w.env(c));
     let mut c = super::tandem();
     env(&mut c);
     let server = Server::start(&mut c, &[]);
@@ -454,5 +447,5 @@ fn the_anthropic_python_client_works_against_tandem_serve_unchanged() {
         );
     }
     drop(server);
-    drop(rt);
+    drop(w);
 }

@@ -594,7 +594,14 @@ async fn chat_inner(
             .and_then(|o| o.include_usage)
             .unwrap_or(false);
         let plan = started.plan.clone();
-        let body = stream_body(started, req.model.clone(), created, include_usage);
+        let body = stream_events(
+            started,
+            ChatWire {
+                model: req.model.clone(),
+                created,
+                include_usage,
+            },
+        );
         let r = Response::builder()
             .header(header::CONTENT_TYPE, "text/event-stream")
             .header(header::CACHE_CONTROL, "no-cache")
@@ -625,79 +632,38 @@ async fn chat_inner(
     ))
 }
 
-/// The SSE body: a role chunk, content chunks as the run writes, a final chunk with
-/// `finish_reason` and the extension, a usage chunk when asked, then `[DONE]`. An error after
-/// the headers went out is an `{"error": ...}` event (what OpenAI sends). Dropping the body
-/// (the client hung up) drops the run and its slot.
-fn stream_body(started: Started, model: String, created: u64, include_usage: bool) -> Body {
-    struct St {
+/// How one wire format writes a streamed answer: its opening events, a piece of text, and the
+/// end (the summary with the notices the run gave, or the error). `stream_events` is the one
+/// pump for every format.
+trait StreamWire: Send + 'static {
+    fn open(&mut self, s: &Started) -> Vec<Bytes>;
+    fn text(&mut self, s: &Started, text: &str) -> Bytes;
+    fn end(
+        &mut self,
+        s: &Started,
+        notices: &[String],
+        result: Result<Summary, ApiError>,
+    ) -> Vec<Bytes>;
+}
+
+/// A started run's events as a streamed body in `wire`'s format, within the run's deadline.
+/// Dropping the body (the client hung up) drops the run and its slot.
+fn stream_events<W: StreamWire>(started: Started, mut wire: W) -> Body {
+    struct St<W> {
         s: Started,
-        model: String,
-        created: u64,
-        include_usage: bool,
+        w: W,
         notices: Vec<String>,
         queue: VecDeque<Bytes>,
         done: bool,
     }
-    fn sse(v: &Value) -> Bytes {
-        Bytes::from(format!("data: {v}\n\n"))
-    }
-    impl St {
-        fn chunk(&self, delta: Value, finish: Value, extra: Option<(&str, Value)>) -> Bytes {
-            let mut v = json!({
-                "id": self.s.id,
-                "object": "chat.completion.chunk",
-                "created": self.created,
-                "model": self.model,
-                "system_fingerprint": null,
-                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
-            });
-            if let Some((k, x)) = extra {
-                v[k] = x;
-            }
-            sse(&v)
-        }
-        fn end(&mut self, result: Result<Summary, ApiError>) {
-            match result {
-                Ok(summary) => {
-                    let ext = extension(&self.s.plan, Some(&summary), &self.notices);
-                    let last = self.chunk(json!({}), json!("stop"), Some(("tandem", ext)));
-                    self.queue.push_back(last);
-                    if self.include_usage {
-                        let mut v = json!({
-                            "id": self.s.id,
-                            "object": "chat.completion.chunk",
-                            "created": self.created,
-                            "model": self.model,
-                            "choices": [],
-                            "usage": usage(&summary),
-                        });
-                        v["system_fingerprint"] = Value::Null;
-                        self.queue.push_back(sse(&v));
-                    }
-                }
-                Err(e) => self.queue.push_back(sse(&e.body())),
-            }
-            self.queue
-                .push_back(Bytes::from_static(b"data: [DONE]\n\n"));
-            self.done = true;
-        }
-    }
-    let mut st = St {
+    let queue = wire.open(&started).into();
+    let st = St {
         s: started,
-        model,
-        created,
-        include_usage,
+        w: wire,
         notices: Vec::new(),
-        queue: VecDeque::new(),
+        queue,
         done: false,
     };
-    let first = st.chunk(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-        None,
-    );
-    st.queue.push_back(first);
     let stream = futures::stream::unfold(st, |mut st| async move {
         loop {
             if let Some(b) = st.queue.pop_front() {
@@ -706,26 +672,114 @@ fn stream_body(started: Started, model: String, created: u64, include_usage: boo
             if st.done {
                 return None;
             }
-            match timeout_at(st.s.deadline, st.s.rx.recv()).await {
-                Err(_) => st.end(Err(ApiError::timeout())),
+            let end = match timeout_at(st.s.deadline, st.s.rx.recv()).await {
+                Err(_) => Some(Err(ApiError::timeout())),
                 Ok(Some(RunEvent::Text { text })) if !text.is_empty() => {
-                    let c = st.chunk(json!({"content": text}), Value::Null, None);
-                    st.queue.push_back(c);
+                    let b = st.w.text(&st.s, &text);
+                    st.queue.push_back(b);
+                    None
                 }
-                Ok(Some(RunEvent::Notice { text })) => st.notices.push(text),
-                Ok(Some(_)) => {}
+                Ok(Some(RunEvent::Notice { text })) => {
+                    st.notices.push(text);
+                    None
+                }
+                Ok(Some(_)) => None,
                 Ok(None) => {
                     let deadline = st.s.deadline;
-                    let r = match timeout_at(deadline, st.s.run.join()).await {
+                    Some(match timeout_at(deadline, st.s.run.join()).await {
                         Ok(r) => r,
                         Err(_) => Err(ApiError::timeout()),
-                    };
-                    st.end(r);
+                    })
                 }
+            };
+            if let Some(result) = end {
+                let out = st.w.end(&st.s, &st.notices, result);
+                st.queue.extend(out);
+                st.done = true;
             }
         }
     });
     Body::from_stream(stream)
+}
+
+fn sse(v: &Value) -> Bytes {
+    Bytes::from(format!("data: {v}\n\n"))
+}
+
+/// Chat completions' SSE: a role chunk, content chunks as the run writes, a final chunk with
+/// `finish_reason` and the extension, a usage chunk when asked, then `[DONE]`. An error after
+/// the headers went out is an `{"error": ...}` event (what OpenAI sends).
+struct ChatWire {
+    model: String,
+    created: u64,
+    include_usage: bool,
+}
+
+impl ChatWire {
+    fn chunk(
+        &self,
+        s: &Started,
+        delta: Value,
+        finish: Value,
+        extra: Option<(&str, Value)>,
+    ) -> Bytes {
+        let mut v = json!({
+            "id": s.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": null,
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+        });
+        if let Some((k, x)) = extra {
+            v[k] = x;
+        }
+        sse(&v)
+    }
+}
+
+impl StreamWire for ChatWire {
+    fn open(&mut self, s: &Started) -> Vec<Bytes> {
+        vec![self.chunk(
+            s,
+            json!({"role": "assistant", "content": ""}),
+            Value::Null,
+            None,
+        )]
+    }
+
+    fn text(&mut self, s: &Started, text: &str) -> Bytes {
+        self.chunk(s, json!({"content": text}), Value::Null, None)
+    }
+
+    fn end(
+        &mut self,
+        s: &Started,
+        notices: &[String],
+        result: Result<Summary, ApiError>,
+    ) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        match result {
+            Ok(summary) => {
+                let ext = extension(&s.plan, Some(&summary), notices);
+                out.push(self.chunk(s, json!({}), json!("stop"), Some(("tandem", ext))));
+                if self.include_usage {
+                    out.push(sse(&json!({
+                        "id": s.id,
+                        "object": "chat.completion.chunk",
+                        "created": self.created,
+                        "model": self.model,
+                        "system_fingerprint": null,
+                        "choices": [],
+                        "usage": usage(&summary),
+                    })));
+                }
+            }
+            Err(e) => out.push(sse(&e.body())),
+        }
+        out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        out
+    }
 }
 
 async fn query(State(gw): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {

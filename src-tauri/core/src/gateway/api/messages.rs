@@ -146,7 +146,12 @@ async fn messages_inner(
     let started = start(gw, task, opts).await?;
     if chat.stream.unwrap_or(false) {
         let plan = started.plan.clone();
-        let body = event_stream(started, chat.model.clone());
+        let body = stream_events(
+            started,
+            MessagesWire {
+                model: chat.model.clone(),
+            },
+        );
         let r = Response::builder()
             .header(header::CONTENT_TYPE, "text/event-stream")
             .header(header::CACHE_CONTROL, "no-cache")
@@ -176,101 +181,75 @@ async fn messages_inner(
 /// Anthropic's event sequence: `message_start`, `content_block_start`, `ping`, a
 /// `content_block_delta` per piece of text as the run writes it, `content_block_stop`,
 /// `message_delta` (stop reason, usage and Tandem's extension), `message_stop`. An error after
-/// the headers went out is an `error` event. Dropping the body (the client hung up) drops the
-/// run and its slot.
-fn event_stream(started: Started, model: String) -> Body {
-    struct St {
-        s: Started,
-        notices: Vec<String>,
-        queue: VecDeque<Bytes>,
-        done: bool,
+/// the headers went out is an `error` event.
+struct MessagesWire {
+    model: String,
+}
+
+fn event(name: &str, v: &Value) -> Bytes {
+    Bytes::from(format!("event: {name}\ndata: {v}\n\n"))
+}
+
+impl StreamWire for MessagesWire {
+    fn open(&mut self, s: &Started) -> Vec<Bytes> {
+        let start = json!({
+            "type": "message_start",
+            "message": {
+                "id": message_id(&s.id),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+        });
+        vec![
+            event("message_start", &start),
+            event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            event("ping", &json!({"type": "ping"})),
+        ]
     }
-    fn event(name: &str, v: &Value) -> Bytes {
-        Bytes::from(format!("event: {name}\ndata: {v}\n\n"))
+
+    fn text(&mut self, _s: &Started, text: &str) -> Bytes {
+        event(
+            "content_block_delta",
+            &json!({
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            }),
+        )
     }
-    impl St {
-        fn end(&mut self, result: Result<Summary, ApiError>) {
-            match result {
-                Ok(summary) => {
-                    self.queue.push_back(event(
-                        "content_block_stop",
-                        &json!({"type": "content_block_stop", "index": 0}),
-                    ));
-                    let ext = extension(&self.s.plan, Some(&summary), &self.notices);
-                    self.queue.push_back(event(
-                        "message_delta",
-                        &json!({
-                            "type": "message_delta",
-                            "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                            "usage": message_usage(&summary),
-                            "tandem": ext,
-                        }),
-                    ));
-                    self.queue
-                        .push_back(event("message_stop", &json!({"type": "message_stop"})));
-                }
-                Err(e) => self
-                    .queue
-                    .push_back(event("error", &AnthropicError(e).body())),
-            }
-            self.done = true;
+
+    fn end(
+        &mut self,
+        s: &Started,
+        notices: &[String],
+        result: Result<Summary, ApiError>,
+    ) -> Vec<Bytes> {
+        match result {
+            Ok(summary) => vec![
+                event(
+                    "content_block_stop",
+                    &json!({"type": "content_block_stop", "index": 0}),
+                ),
+                event(
+                    "message_delta",
+                    &json!({
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                        "usage": message_usage(&summary),
+                        "tandem": extension(&s.plan, Some(&summary), notices),
+                    }),
+                ),
+                event("message_stop", &json!({"type": "message_stop"})),
+            ],
+            Err(e) => vec![event("error", &AnthropicError(e).body())],
         }
     }
-    let mut st = St {
-        s: started,
-        notices: Vec::new(),
-        queue: VecDeque::new(),
-        done: false,
-    };
-    let start = json!({
-        "type": "message_start",
-        "message": {
-            "id": message_id(&st.s.id),
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [],
-            "stop_reason": null,
-            "stop_sequence": null,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        },
-    });
-    st.queue.push_back(event("message_start", &start));
-    st.queue.push_back(event(
-        "content_block_start",
-        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-    ));
-    st.queue.push_back(event("ping", &json!({"type": "ping"})));
-    let stream = futures::stream::unfold(st, |mut st| async move {
-        loop {
-            if let Some(b) = st.queue.pop_front() {
-                return Some((Ok::<_, Infallible>(b), st));
-            }
-            if st.done {
-                return None;
-            }
-            match timeout_at(st.s.deadline, st.s.rx.recv()).await {
-                Err(_) => st.end(Err(ApiError::timeout())),
-                Ok(Some(RunEvent::Text { text })) if !text.is_empty() => {
-                    let d = json!({
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": text},
-                    });
-                    st.queue.push_back(event("content_block_delta", &d));
-                }
-                Ok(Some(RunEvent::Notice { text })) => st.notices.push(text),
-                Ok(Some(_)) => {}
-                Ok(None) => {
-                    let deadline = st.s.deadline;
-                    let r = match timeout_at(deadline, st.s.run.join()).await {
-                        Ok(r) => r,
-                        Err(_) => Err(ApiError::timeout()),
-                    };
-                    st.end(r);
-                }
-            }
-        }
-    });
-    Body::from_stream(stream)
 }
