@@ -156,6 +156,24 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
                     let _ = h.emit("tandem://event", &ev);
                 }
             });
+            // Pause cloud is one switch shared with `tandem cloud pause|resume` and a running
+            // gateway: a change made elsewhere shows in the header and the tray within a second.
+            let (s, h) = (state.clone(), handle.clone());
+            tauri::async_runtime::spawn(async move {
+                let mut shown = s.pause.is_paused();
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+                loop {
+                    tick.tick().await;
+                    let sw = s.pause.clone();
+                    let now = tauri::async_runtime::spawn_blocking(move || sw.is_paused())
+                        .await
+                        .unwrap_or(shown);
+                    if now != shown {
+                        shown = now;
+                        apply_pause(&h, now).await;
+                    }
+                }
+            });
             let s = state.clone();
             tauri::async_runtime::spawn(async move {
                 // The scanner (and its names model, ~15 MB with ONNX Runtime) loads on first

@@ -146,6 +146,18 @@ def run(app, lb):
     assert len(lb.received) == 1, "nothing may leave while Pause cloud is on"
     assert last(".badge") == "Local" and "Pause cloud is on" in last(".reasons"), (last(".badge"), last(".reasons"))
 
+    # 4a. Pause cloud is one switch: `tandem cloud resume|pause` elsewhere (here: the shared file
+    #     they write) shows in the header within a second or two, without reopening anything.
+    pause_file = os.path.join(data, "config", "cloud-paused")
+    assert os.path.exists(pause_file), "the header's switch wrote the shared pause file"
+    os.remove(pause_file)
+    wait_for("the header to show resumed", lambda: js("return document.querySelector('#pause-cloud').checked") is False,
+             timeout=10, every=0.2)
+    open(pause_file, "w").close()
+    wait_for("the header to show paused", lambda: js("return document.querySelector('#pause-cloud').checked") is True,
+             timeout=10, every=0.2)
+    print("e2e: a pause switched outside the app shows in its header")
+
     # 4b. The conversation: renamed in place, found by a local search (deleted after step 5).
     wait_for("the conversation bar", lambda: js("return !document.querySelector('#conversation-bar').hidden"), timeout=10)
     js("document.querySelector('#rename-conversation').click()")

@@ -4,7 +4,7 @@ import * as ipc from "./ipc";
 import { installCopyButtons, markdownInto } from "./markdown";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
-  accelerator, chipText, errorText, filterEntries, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
+  accelerator, chipText, errorText, filterEntries, showProgress, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
   placeholderPieces, routeLabel, savings, turnStatus,
 } from "./view";
 
@@ -235,10 +235,11 @@ function mainWindow() {
         dl.textContent = `Download ${name}`;
         dl.onclick = () => {
           dl.disabled = true;
-          void ipc.downloadModel(name, (p) => { $<HTMLElement>("#onb-progress").textContent = progressText(name, p); })
+          const bar = $<HTMLProgressElement>("#onb-bar");
+          void ipc.downloadModel(name, (p) => { $<HTMLElement>("#onb-progress").textContent = progressText(name, p); showProgress(bar, p); })
             .then(() => ipc.chooseModel(name))
-            .then(() => { $<HTMLElement>("#onb-progress").textContent = `${name} downloaded, verified and loading.`; dl.hidden = true; return refreshStatus(); })
-            .catch((e) => { $<HTMLElement>("#onb-progress").textContent = errorText(e); dl.disabled = false; });
+            .then(() => { showProgress(bar, null); $<HTMLElement>("#onb-progress").textContent = `${name} downloaded, verified and loading.`; dl.hidden = true; return refreshStatus(); })
+            .catch((e) => { showProgress(bar, null); $<HTMLElement>("#onb-progress").textContent = errorText(e); dl.disabled = false; });
         };
       }
     } catch (e) {
@@ -551,9 +552,10 @@ function mainWindow() {
         const b = el("button", "secondary", "Download");
         b.onclick = () => {
           b.disabled = true;
-          void ipc.downloadModel(m.name, (p) => { $<HTMLElement>("#model-progress").textContent = progressText(m.name, p); })
-            .then(() => { $<HTMLElement>("#model-progress").textContent = `${m.name} downloaded and verified.`; return loadModels(); })
-            .catch((e) => { $<HTMLElement>("#model-progress").textContent = errorText(e); b.disabled = false; });
+          const bar = $<HTMLProgressElement>("#model-bar");
+          void ipc.downloadModel(m.name, (p) => { $<HTMLElement>("#model-progress").textContent = progressText(m.name, p); showProgress(bar, p); })
+            .then(() => { showProgress(bar, null); $<HTMLElement>("#model-progress").textContent = `${m.name} downloaded and verified.`; return loadModels(); })
+            .catch((e) => { showProgress(bar, null); $<HTMLElement>("#model-progress").textContent = errorText(e); b.disabled = false; });
         };
         li.append(b);
       } else if (!m.chosen) {

@@ -126,3 +126,19 @@ describe("ledger filters", async () => {
     expect(f({ from: "2026-12-02", to: "2026-12-02", agent: "claude" })).toBe(1);
   });
 });
+
+describe("download progress bars", async () => {
+  const { progressFraction, showProgress } = await import("./view");
+  it("fills as bytes arrive and is indeterminate while it cannot tell", () => {
+    expect(progressFraction({ stage: "downloading", done_bytes: 25, total_bytes: 100 })).toBe(0.25);
+    expect(progressFraction({ stage: "downloading", done_bytes: 25, total_bytes: null })).toBeNull();
+    expect(progressFraction({ stage: "verifying" })).toBeNull();
+    const bar = document.createElement("progress");
+    showProgress(bar, { stage: "downloading", done_bytes: 50, total_bytes: 100 });
+    expect([bar.hidden, bar.value]).toEqual([false, 0.5]);
+    showProgress(bar, { stage: "verifying" });
+    expect(bar.hasAttribute("value")).toBe(false);
+    showProgress(bar, null);
+    expect(bar.hidden).toBe(true);
+  });
+});

@@ -184,6 +184,22 @@ export function progressText(name: string, p: FetchProgress): string {
   return `${name}: optimizing to ${p.to}…`;
 }
 
+/** How far a download is, 0..1, for a progress bar; `null` while it cannot tell (no size yet,
+ *  or verifying), which shows an indeterminate bar. */
+export function progressFraction(p: FetchProgress): number | null {
+  if (p.stage === "downloading" && p.total_bytes) return Math.min(1, p.done_bytes / p.total_bytes);
+  return null;
+}
+
+/** Shows `p` on a <progress> element (visible while the download runs). */
+export function showProgress(bar: HTMLProgressElement, p: FetchProgress | null): void {
+  bar.hidden = p === null;
+  if (p === null) return;
+  const f = progressFraction(p);
+  if (f === null) bar.removeAttribute("value");
+  else bar.value = f;
+}
+
 export function modelText(m: ModelView): string {
   const speed = m.est_decode_tok_s ? ` · ~${m.est_decode_tok_s.toFixed(0)} tok/s here` : "";
   return `${m.parameters_b} B · ${m.quantization} · ${(m.size / 2 ** 20).toFixed(0)} MB${speed} · ${m.fits ? "fits" : "does not fit"}`;
