@@ -24,6 +24,15 @@ async def main():
     env = {k: v for k, v in os.environ.items() if k.startswith("TANDEM_") or k in ("HOME", "PATH")}
     params = StdioServerParameters(command=os.environ["TANDEM_BIN"], args=["mcp"], env=env)
     out = {}
+    if os.environ.get("ONLY_SEARCH"):
+        # The user allowed sensitive excerpts for agents (TANDEM_MCP_SENSITIVE_EXCERPTS=1).
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                r = await session.call_tool("search_files", {"query": "glucose"})
+                out["search_sensitive"] = json.loads(text_of(r))
+        print(json.dumps(out))
+        return
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()

@@ -212,7 +212,7 @@ impl TandemMcp {
     }
 
     #[tool(
-        description = "Search the user's watched folders (the local index). Hits from normal folders come with their path and a snippet; hits from folders marked sensitive are only counted: their names and text stay on this device."
+        description = "Search the user's watched folders (the local index). Hits from normal folders come with their path and a snippet; hits from folders marked sensitive are only counted (their names and text stay on this device) unless the user allowed excerpts of them for agents."
     )]
     async fn search_files(
         &self,
@@ -232,19 +232,20 @@ impl TandemMcp {
         .map_err(failed)?
         .map_err(failed)?;
         let (hits, folders) = hits;
+        let allowed = self.settings.mcp_sensitive_excerpts;
         let mut files = Vec::new();
         let mut sensitive = 0usize;
         for h in hits {
             // The index's mark, or the folders as they are now: any sensitive mark wins.
-            if h.sensitive_source
+            let private = h.sensitive_source
                 || folders
                     .sensitive_for(std::path::Path::new(&h.path))
-                    .is_some()
-            {
+                    .is_some();
+            if private && !allowed {
                 sensitive += 1;
                 continue;
             }
-            files.push(json!({"path": h.path, "snippet": h.snippet}));
+            files.push(json!({"path": h.path, "snippet": h.snippet, "sensitive": private}));
         }
         Ok(json_result(json!({
             "files": files,

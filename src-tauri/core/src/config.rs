@@ -28,6 +28,9 @@ pub struct RawConfig {
     pub keep_conversations_days: Option<u64>,
     /// The index drops the text of files not modified for this many days; unset: kept.
     pub keep_index_days: Option<u64>,
+    /// `tandem mcp`'s `search_files` returns excerpts of files in sensitive folders (the agent
+    /// may pass them to its cloud model): off unless the user turns it on.
+    pub mcp_sensitive_excerpts: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +46,8 @@ pub struct Settings {
     pub keep_conversations_days: Option<u64>,
     /// Retention of indexed file text, in days of the file's age (`None`: kept).
     pub keep_index_days: Option<u64>,
+    /// Whether MCP clients may read excerpts of files in sensitive folders (default: no).
+    pub mcp_sensitive_excerpts: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +107,7 @@ impl RawConfig {
             policy: env.policy.or(file.policy),
             keep_conversations_days: env.keep_conversations_days.or(file.keep_conversations_days),
             keep_index_days: env.keep_index_days.or(file.keep_index_days),
+            mcp_sensitive_excerpts: env.mcp_sensitive_excerpts.or(file.mcp_sensitive_excerpts),
         })
     }
 
@@ -123,6 +129,9 @@ impl RawConfig {
             keep_index_days: std::env::var("TANDEM_KEEP_INDEX_DAYS")
                 .ok()
                 .and_then(|s| s.parse().ok()),
+            mcp_sensitive_excerpts: std::env::var("TANDEM_MCP_SENSITIVE_EXCERPTS")
+                .ok()
+                .map(|s| matches!(s.trim(), "1" | "true" | "yes")),
         }
     }
 
@@ -155,6 +164,7 @@ impl RawConfig {
             policy,
             keep_conversations_days: self.keep_conversations_days,
             keep_index_days: self.keep_index_days,
+            mcp_sensitive_excerpts: self.mcp_sensitive_excerpts.unwrap_or(false),
         })
     }
 }

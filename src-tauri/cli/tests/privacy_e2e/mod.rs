@@ -689,6 +689,27 @@ fn the_mcp_server_keeps_the_same_guarantees() {
             "{secret} reached the MCP client: {shown}"
         );
     }
+    // The user can allow excerpts of sensitive files for agents; then they come, marked.
+    let mut c = Command::new(&python);
+    c.arg(super::gateway_cli::repo().join("tests/mcp/mcp_client.py"))
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("ONLY_SEARCH", "1");
+    for (k, v) in w.cmd().get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.env("TANDEM_MCP_SENSITIVE_EXCERPTS", "1");
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let allowed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = allowed["search_sensitive"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{allowed}");
+    assert_eq!(files[0]["sensitive"], true, "{allowed}");
     // Only the routed ask reached the provider, with the IBAN masked.
     let sent = w.received();
     assert_eq!(sent.len(), 1, "{sent:?}");
