@@ -80,6 +80,19 @@ impl World {
         )
     }
 
+    /// The official MCP client script driving `tandem mcp` in this world's environment.
+    fn mcp_client(&self, python: &Path) -> Command {
+        let mut c = Command::new(python);
+        c.arg(super::gateway_cli::repo().join("tests/mcp/mcp_client.py"))
+            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"));
+        for (k, v) in self.cmd().get_envs() {
+            if let Some(v) = v {
+                c.env(k, v);
+            }
+        }
+        c
+    }
+
     /// Everything the provider received, as one string per request.
     fn received(&self) -> Vec<String> {
         self.lb.received().iter().map(Value::to_string).collect()
@@ -621,16 +634,7 @@ fn the_mcp_server_keeps_the_same_guarantees() {
     w.ok(&["folders", "add", notes.to_str().unwrap(), "--normal"]);
     w.ok(&["folders", "add", health.to_str().unwrap(), "--sensitive"]);
     w.ok(&["index", "run"]);
-    let mut c = Command::new(&python);
-    c.arg(super::gateway_cli::repo().join("tests/mcp/mcp_client.py"))
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"));
-    // The same environment `w.cmd()` gives the binary.
-    for (k, v) in w.cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    let out = c.output().unwrap();
+    let out = w.mcp_client(&python).output().unwrap();
     assert!(
         out.status.success(),
         "the MCP client failed: {}",
@@ -690,17 +694,12 @@ fn the_mcp_server_keeps_the_same_guarantees() {
         );
     }
     // The user can allow excerpts of sensitive files for agents; then they come, marked.
-    let mut c = Command::new(&python);
-    c.arg(super::gateway_cli::repo().join("tests/mcp/mcp_client.py"))
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
-        .env("ONLY_SEARCH", "1");
-    for (k, v) in w.cmd().get_envs() {
-        if let Some(v) = v {
-            c.env(k, v);
-        }
-    }
-    c.env("TANDEM_MCP_SENSITIVE_EXCERPTS", "1");
-    let out = c.output().unwrap();
+    let out = w
+        .mcp_client(&python)
+        .env("ONLY_SEARCH", "1")
+        .env("TANDEM_MCP_SENSITIVE_EXCERPTS", "1")
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

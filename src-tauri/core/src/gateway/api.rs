@@ -593,8 +593,7 @@ async fn chat_inner(
             .as_ref()
             .and_then(|o| o.include_usage)
             .unwrap_or(false);
-        let plan = started.plan.clone();
-        let body = stream_events(
+        return stream_response(
             started,
             ChatWire {
                 model: req.model.clone(),
@@ -602,12 +601,6 @@ async fn chat_inner(
                 include_usage,
             },
         );
-        let r = Response::builder()
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .header(header::CACHE_CONTROL, "no-cache")
-            .body(body)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        return Ok(with_route_headers(r, &id, &plan));
     }
     let (plan, summary, notices) = finish(started).await?;
     let v = json!({
@@ -644,6 +637,18 @@ trait StreamWire: Send + 'static {
         notices: &[String],
         result: Result<Summary, ApiError>,
     ) -> Vec<Bytes>;
+}
+
+/// The streamed response for a started run in `wire`'s format: SSE headers, the route and
+/// request-id headers, and the body.
+fn stream_response<W: StreamWire>(started: Started, wire: W) -> Result<Response, ApiError> {
+    let (id, plan) = (started.id.clone(), started.plan.clone());
+    let r = Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(stream_events(started, wire))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(with_route_headers(r, &id, &plan))
 }
 
 /// A started run's events as a streamed body in `wire`'s format, within the run's deadline.

@@ -145,19 +145,12 @@ async fn messages_inner(
     let (task, opts) = to_task(gw, &chat, &id)?;
     let started = start(gw, task, opts).await?;
     if chat.stream.unwrap_or(false) {
-        let plan = started.plan.clone();
-        let body = stream_events(
+        return stream_response(
             started,
             MessagesWire {
                 model: chat.model.clone(),
             },
         );
-        let r = Response::builder()
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .header(header::CACHE_CONTROL, "no-cache")
-            .body(body)
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        return Ok(with_route_headers(r, &id, &plan));
     }
     let (plan, summary, notices) = finish(started).await?;
     let v = json!({
