@@ -350,7 +350,9 @@ proptest! {
         }
     }
 
-    /// mask → restore gives the original back, for prose mixed with identifiers.
+    /// mask → restore gives the original back, for prose mixed with identifiers — except
+    /// where a placeholder follows a word that fetches ("nc", "curl", ...): there it is refused
+    /// by design (the reply-link rule) and reported, never silently lost.
     #[test]
     fn masking_round_trips(parts in proptest::collection::vec(prop_oneof!["[A-Za-zäöü ,.]{0,30}", valid_identifier()], 1..8)) {
         let text = parts.join(" ");
@@ -358,9 +360,15 @@ proptest! {
         let mut p = Pseudonymizer::new();
         let masked = p.mask(&text, &report.mask_spans());
         let back = p.restore(&masked.text);
-        prop_assert_eq!(&back.text, &text);
         prop_assert!(back.unknown.is_empty());
-        prop_assert_eq!(back.restored, masked.replacements.len());
+        prop_assert_eq!(back.restored + back.refused.len(), masked.replacements.len());
+        if back.refused.is_empty() {
+            prop_assert_eq!(&back.text, &text);
+        } else {
+            for r in &back.refused {
+                prop_assert!(back.text.contains(r.as_str()), "{} {}", r, back.text);
+            }
+        }
     }
 }
 
