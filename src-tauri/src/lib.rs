@@ -101,6 +101,7 @@ pub fn build<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             commands::chat::export_conversation,
             commands::chat::what_left,
             commands::attach::pick_files,
+            commands::attach::attach_sample,
             commands::attach::detach_file,
             commands::ledger::ledger,
             commands::ledger::export_ledger,

@@ -71,6 +71,16 @@ def run(app, lb):
     assert js("return document.querySelectorAll('#onb-policies input[type=radio]').length") == 3
     shot("welcome.png")
     assert app.unnamed_controls() == [], f"controls without a name in the welcome: {app.unnamed_controls()}"
+    # The sample document attaches like a drop: a chip says what was found in it.
+    js("document.querySelector('#onb-sample').click()")
+    sample = wait_for("the sample's chip", lambda: js(
+        "const c=document.querySelector('#chips .chip[data-verdict]');return c?c.textContent:null"), timeout=60)
+    print("e2e: sample chip", sample)
+    assert "sample-statement.txt" in sample and "IBAN" in sample, sample
+    assert js("return document.querySelector('#prompt').value"), "the sample suggests a question"
+    js("document.querySelector('#chips .chip button').click()")
+    js("document.querySelector('#prompt').value=''")
+    wait_for("the sample's chip to go", lambda: js("return document.querySelectorAll('#chips .chip').length") == 0, timeout=10)
     js("document.querySelector('#onb-done').click()")
     assert js("return document.querySelector('#onboarding').hidden") is True
     # 1. Pause cloud on, then a typed question: a streamed local answer (a cloud agent is
@@ -191,6 +201,19 @@ def run(app, lb):
     assert js("return document.querySelectorAll('#ledger-table tbody tr').length") == rows
     shot("ledger.png")
     assert app.unnamed_controls() == [], f"controls without a name in the Ledger: {app.unnamed_controls()}"
+    # Dark, as chosen in Settings → Appearance (kept for the next start, followed by every view).
+    theme = lambda t: js("const s=document.querySelector('#theme');s.value=arguments[0];s.dispatchEvent(new Event('change'))", t)
+    theme("dark")
+    assert js("return document.documentElement.dataset.theme") == "dark"
+    bg = js("return getComputedStyle(document.documentElement).backgroundColor")
+    assert bg not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), f"dark background: {bg}"
+    time.sleep(0.3)
+    shot("dark-ledger.png")
+    js("document.querySelector('#tab-chat').click()")
+    time.sleep(0.3)
+    shot("dark-conversation.png")
+    theme("system")
+    assert js("return document.documentElement.dataset.theme") is None
     # The conversation is deleted for real (a second press confirms).
     js("document.querySelector('#tab-chat').click()")
     js("document.querySelector('#delete-conversation').click()")

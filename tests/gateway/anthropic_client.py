@@ -1,6 +1,6 @@
 """Drives a running `tandem serve` with the official `anthropic` package, unchanged: a whole and a
 streamed Message with a planted IBAN (system prompt, two turns), the local model, and errors
-(wrong key, unknown model, tools). Prints one JSON object with what the client saw; the Rust test
+(wrong key, unknown model, a server-side tool). Prints one JSON object with what the client saw; the Rust test
 (cli/tests) checks it and what reached the loopback provider.
 
 Environment: TANDEM_GATEWAY_BASE (http://127.0.0.1:PORT), TANDEM_GATEWAY_TOKEN, AGENT.
@@ -74,7 +74,9 @@ try:
         model=agent,
         max_tokens=8,
         messages=[{"role": "user", "content": "What is the weather?"}],
-        tools=[{"name": "weather", "description": "the weather", "input_schema": {"type": "object"}}],
+        # Anthropic's server-side tools run in Anthropic's cloud: the gateway offers client
+        # tools only (tools_client.py drives those).
+        tools=[{"type": "web_search_20250305", "name": "web_search"}],
     )
     out["tools"] = "accepted"
 except anthropic.BadRequestError as e:

@@ -7,7 +7,7 @@ export type Route = "local" | "cloud" | "split";
 
 export type Policy = "private" | "balanced" | "performance";
 
-export type Strategy = "mask" | "local_extract" | "cloud_plans";
+export type Strategy = "mask" | "local_extract" | "cloud_plans" | "device";
 
 export type PlanFragment = { 
 /**
@@ -82,7 +82,9 @@ export type Asked = { conversation: string, turn: Turn, };
 
 export type LedgerStatus = "sent" | "blocked" | "failed";
 
-export type LedgerEntry = { id: number, ts_ms: number, task: string, status: LedgerStatus, agent: string, provider: string, model: string, bytes: number, sha256: string, 
+export type Destination = "cloud" | "device";
+
+export type LedgerEntry = { id: number, ts_ms: number, task: string, status: LedgerStatus, destination: Destination, agent: string, provider: string, model: string, bytes: number, sha256: string, 
 /**
  * The payload exactly as sent; `None` for blocked attempts.
  */
@@ -94,7 +96,11 @@ payload: string | null,
  */
 wire_sha256: string | null, wire_bytes: number | null, reasons: Array<string>, tokens_in: number | null, tokens_out: number | null, cost_usd: number | null, error: string | null, };
 
-export type Totals = { sent: number, blocked: number, bytes_sent: number, cloud_tokens: number, cost_usd: number, local_runs: number, local_tokens: number, };
+export type Totals = { sent: number, blocked: number, bytes_sent: number, cloud_tokens: number, cost_usd: number, local_runs: number, local_tokens: number, 
+/**
+ * Transmissions to the user's own devices (not in the cloud figures above).
+ */
+device_sent: number, device_bytes: number, };
 
 export type LedgerView = { entries: Array<LedgerEntry>, totals: Totals, path: string, };
 
@@ -114,13 +120,19 @@ export type AttachEvent = { "state": "reading", key: string, name: string, } | {
 
 export type Wire = "openai" | "anthropic";
 
+export type Trust = "cloud" | "device";
+
 export type KeySource = "env" | "store";
 
 export type ProviderView = { name: string, wire: Wire, base_url: string, needs_key: boolean, 
 /**
  * Where its key comes from, if it has one; the key itself never leaves the shell.
  */
-key: KeySource | null, agents: Array<string>, };
+key: KeySource | null, agents: Array<string>, 
+/**
+ * A device of the user's (private work may go there, never to the cloud).
+ */
+trust: Trust, };
 
 export type GatewayView = { running: boolean, port: number | null, 
 /**

@@ -42,6 +42,8 @@ export const exportConversation = (id: string, format: ExportFormat) =>
   invoke<string | null>("export_conversation", { id, format });
 export const whatLeft = (task: string) => invoke<LedgerEntry[]>("what_left", { task });
 export const pickFiles = () => invoke<number>("pick_files");
+/** Attaches the welcome's sample statement; its chip arrives as a `tandem://attach` event. */
+export const attachSample = () => invoke<void>("attach_sample");
 export const detachFile = (id: string) => invoke<boolean>("detach_file", { id });
 export const ledger = (limit?: number) => invoke<LedgerView>("ledger", { limit });
 export const exportLedger = () => invoke<string | null>("export_ledger");
@@ -53,7 +55,7 @@ export const setCloudPaused = (paused: boolean) => invoke<boolean>("set_cloud_pa
 export const setShortcut = (shortcut: string) => invoke<string>("set_shortcut", { shortcut });
 export const setKey = (provider: string, key: string) => invoke<void>("set_key", { provider, key });
 export const deleteKey = (provider: string) => invoke<boolean>("delete_key", { provider });
-export const addProvider = (p: { name: string; wire: string; baseUrl: string; needsKey: boolean; model: string | null; key: string | null }) =>
+export const addProvider = (p: { name: string; wire: string; baseUrl: string; needsKey: boolean; model: string | null; key: string | null; trust: "cloud" | "device" }) =>
   invoke<void>("add_provider", p);
 export const setGateway = (enabled: boolean, port?: number) => invoke<GatewayView>("set_gateway", { enabled, port });
 export const localModelStatus = () => invoke<LoadedModel>("local_model_status");

@@ -5,7 +5,7 @@ import { installCopyButtons, markdownInto } from "./markdown";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
   accelerator, chipText, errorText, filterEntries, showProgress, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
-  placeholderPieces, routeLabel, savings, turnStatus,
+  placeholderPieces, routeLabel, savings, turnStatus, applyTheme, themeOf, THEME_KEY,
 } from "./view";
 
 const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
@@ -110,7 +110,7 @@ async function renderLeft(box: HTMLElement, turn: Turn) {
   }
   for (const r of rows) {
     const head = el("div", "metrics",
-      `${r.status} · ${r.agent} (${r.provider}, ${r.model}) · ${r.bytes} bytes · sha256 ${r.sha256.slice(0, 12)}…` +
+      `${r.destination === "device" ? `${r.status} to your device` : r.status} · ${r.agent} (${r.provider}, ${r.model}) · ${r.bytes} bytes · sha256 ${r.sha256.slice(0, 12)}…` +
         (r.wire_sha256 ? ` · request body ${r.wire_bytes} bytes, sha256 ${r.wire_sha256.slice(0, 12)}…` : "") +
         (r.error ? ` · ${r.error}` : ""));
     const cols = el("div", "cols");
@@ -246,6 +246,13 @@ function mainWindow() {
       $<HTMLElement>("#onb-hardware").textContent = `Could not look at this machine: ${errorText(e)}`;
     }
   }
+  $<HTMLButtonElement>("#onb-sample").onclick = () => {
+    const status = $<HTMLElement>("#onb-sample-status");
+    status.textContent = "Reading the sample…";
+    void ipc.attachSample()
+      .then(() => { status.textContent = "Attached below the prompt: see what was found, then ask about it."; prompt.value ||= "What is the closing balance, and which payments look unusual?"; prompt.focus(); })
+      .catch((e) => { status.textContent = errorText(e); });
+  };
   $<HTMLButtonElement>("#onb-connect").onclick = () => { show("settings"); $<HTMLElement>("#providers")?.scrollIntoView(); };
   $<HTMLButtonElement>("#onb-local").onclick = () => {
     pause.checked = true;
@@ -447,7 +454,7 @@ function mainWindow() {
       tr.dataset.task = r.task;
       const pre = el("pre", "", r.payload === null ? "(not kept: blocked)" : payloadText(r));
       const cells = [
-        new Date(r.ts_ms).toLocaleString(), r.status, `${r.agent} · ${r.model}`, String(r.bytes),
+        new Date(r.ts_ms).toLocaleString(), r.destination === "device" ? `${r.status} to your device` : r.status, `${r.agent} · ${r.model}`, String(r.bytes),
         r.tokens_in === null ? "" : `${r.tokens_in} → ${r.tokens_out ?? 0}`,
         r.cost_usd === null ? "" : `$${r.cost_usd.toFixed(5)}`,
       ].map((t) => el("td", "", t));
@@ -498,6 +505,13 @@ function mainWindow() {
     void ipc.exportLedger().then((p) => { if (p) $<HTMLElement>("#ledger-path").textContent = `Exported to ${p}`; })
       .catch((e) => alert(errorText(e)));
 
+  const theme = $<HTMLSelectElement>("#theme");
+  theme.value = themeOf(localStorage.getItem(THEME_KEY));
+  theme.onchange = () => {
+    const t = themeOf(theme.value);
+    localStorage.setItem(THEME_KEY, t);
+    applyTheme(document.documentElement, t);
+  };
   async function loadSettings() {
     const s = await ipc.getSettings();
     $<HTMLSelectElement>("#policy").value = s.policy;
@@ -510,7 +524,7 @@ function mainWindow() {
     $<HTMLElement>("#gateway-status").textContent = s.gateway.running ? `Listening on http://127.0.0.1:${s.gateway.port}/v1` : "Off";
     $<HTMLUListElement>("#providers").replaceChildren(...s.providers.map((p) => {
       const li = el("li");
-      li.append(el("span", "name", p.name), el("span", "hint", `${p.agents.join(", ") || "no agents"} · ${p.base_url}`));
+      li.append(el("span", "name", p.trust === "device" ? `${p.name} (your device)` : p.name), el("span", "hint", `${p.agents.join(", ") || "no agents"} · ${p.base_url}`));
       const state = el("span", "", !p.needs_key ? "no key needed" : p.key === "store" ? "key in keychain" : p.key === "env" ? "key from environment" : "no key");
       li.append(state);
       if (p.needs_key) {
@@ -638,6 +652,7 @@ function mainWindow() {
     void ipc.addProvider({
       name: String(f.get("name")), wire: String(f.get("wire")), baseUrl: String(f.get("baseUrl")),
       needsKey: f.get("needsKey") !== null, model: String(f.get("model") || "") || null, key: String(f.get("key") || "") || null,
+      trust: f.get("trust") === "device" ? "device" : "cloud",
     }).then(() => { (ev.target as HTMLFormElement).reset(); return loadSettings(); }).catch((e) => alert(errorText(e)));
   });
 
@@ -696,5 +711,11 @@ function quickWindow() {
 }
 
 installCopyButtons();
+// Appearance is the page's own setting (both windows share the origin's storage): applied
+// before anything renders, and followed when the other window changes it.
+applyTheme(document.documentElement, themeOf(localStorage.getItem(THEME_KEY)));
+window.addEventListener("storage", (e) => {
+  if (e.key === THEME_KEY) applyTheme(document.documentElement, themeOf(e.newValue));
+});
 if (document.body.dataset.window === "quick") quickWindow();
 else mainWindow();

@@ -38,6 +38,7 @@ describe("view helpers", () => {
     expect(formatSummary(summary, 4200)).toBe(
       "30 local + 120 cloud tokens · 4.2 s · cost $0.00120 (all-cloud $0.00340) · ≈ 252.5 J · 2 masked");
     expect(routeLabel("split")).toBe("Split");
+    expect(formatSummary({ ...summary, agent: "your device: desk", cloud_tokens: 0, masked: 0 }, 1000).startsWith("your device: desk · ")).toBe(true);
     expect(savings([{ summary }, { summary: null }]).allCloud).toBeCloseTo(0.0034);
   });
   it("cuts the question by the plan's UTF-8 byte offsets", () => {
@@ -140,5 +141,23 @@ describe("download progress bars", async () => {
     expect(bar.hasAttribute("value")).toBe(false);
     showProgress(bar, null);
     expect(bar.hidden).toBe(true);
+  });
+});
+
+describe("appearance", () => {
+  it("keeps light and dark, and reads anything else as the system's choice", async () => {
+    const { themeOf } = await import("./view");
+    expect(themeOf("dark")).toBe("dark");
+    expect(themeOf("light")).toBe("light");
+    expect(themeOf(null)).toBe("system");
+    expect(themeOf("purple")).toBe("system");
+  });
+  it("sets data-theme on the root, and removes it for the system's choice", async () => {
+    const { applyTheme } = await import("./view");
+    const root = { dataset: {} as Record<string, string> } as unknown as HTMLElement;
+    applyTheme(root, "dark");
+    expect(root.dataset.theme).toBe("dark");
+    applyTheme(root, "system");
+    expect(root.dataset.theme).toBeUndefined();
   });
 });

@@ -40,6 +40,8 @@ const joules = (j: number) => (j >= 1000 ? `${(j / 1000).toFixed(1)} kJ` : `${j.
 /** Tokens, time, cost and energy of one answer. */
 export function formatSummary(s: Summary, elapsedMs: number): string {
   const parts = [`${s.local_tokens} local + ${s.cloud_tokens} cloud tokens`, `${(elapsedMs / 1000).toFixed(1)} s`];
+  // Private work a device of the user's answered says so first ("your device: NAME").
+  if (s.agent?.startsWith("your device:")) parts.unshift(s.agent);
   parts.push(`cost ${usd(s.cost_usd)}${s.all_cloud_cost_usd > 0 ? ` (all-cloud ${usd(s.all_cloud_cost_usd)})` : ""}`);
   parts.push(`≈ ${joules(s.energy_local_j + s.energy_cloud_j)}`);
   if (s.masked) parts.push(`${s.masked} masked`);
@@ -144,7 +146,8 @@ export function turnStatus(t: Turn): string {
 }
 
 export function formatTotals(t: Totals): string {
-  return `${t.sent} sent · ${t.blocked} blocked · ${t.bytes_sent} bytes · ${t.cloud_tokens} cloud tokens · ${usd(t.cost_usd)} · ${t.local_runs} local runs (${t.local_tokens} tokens)`;
+  const devices = t.device_sent ? ` · ${t.device_sent} to your devices (${t.device_bytes} bytes)` : "";
+  return `${t.sent} sent · ${t.blocked} blocked · ${t.bytes_sent} bytes · ${t.cloud_tokens} cloud tokens · ${usd(t.cost_usd)} · ${t.local_runs} local runs (${t.local_tokens} tokens)${devices}`;
 }
 
 /** Saving of the routed answers against sending each whole task to the cloud. */
@@ -253,4 +256,18 @@ export function filterEntries(entries: LedgerEntry[], f: LedgerFilter): LedgerEn
   const end = f.to ? new Date(`${f.to}T00:00:00`).getTime() + 86_400_000 : Infinity;
   return entries.filter((e) =>
     (!f.agent || e.agent === f.agent) && (!f.status || e.status === f.status) && e.ts_ms >= start && e.ts_ms < end);
+}
+
+export type Theme = "system" | "light" | "dark";
+export const THEME_KEY = "tandem.theme";
+
+/** The stored appearance, or "system" for anything unknown (a stale or hand-edited value). */
+export function themeOf(stored: string | null): Theme {
+  return stored === "light" || stored === "dark" ? stored : "system";
+}
+
+/** Sets the page's theme: "system" leaves it to prefers-color-scheme (style.css). */
+export function applyTheme(root: HTMLElement, theme: Theme): void {
+  if (theme === "system") delete root.dataset.theme;
+  else root.dataset.theme = theme;
 }

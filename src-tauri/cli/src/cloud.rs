@@ -7,7 +7,9 @@ use std::io::{BufRead, IsTerminal};
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use serde_json::json;
-use tandem_core::cloud::agents::{self, Agent, Capability, Catalog, CatalogFile, ProviderConfig};
+use tandem_core::cloud::agents::{
+    self, Agent, Capability, Catalog, CatalogFile, ProviderConfig, Trust,
+};
 use tandem_core::cloud::{self, Wire};
 use tandem_core::network::{MonitorConfig, NetworkMonitor, Target};
 use tandem_core::pause::{self, PauseSwitch};
@@ -56,13 +58,25 @@ pub enum CloudCommand {
         /// The server needs no API key (a local llama.cpp, Ollama or vLLM server).
         #[arg(long)]
         no_key: bool,
+        /// cloud (default: sees masked text only) or device (a server you own, on this
+        /// machine or your LAN: it may answer private tasks the local model is too weak for;
+        /// plain http allowed for loopback and private addresses, with a warning).
+        #[arg(long, default_value = "cloud")]
+        trust: String,
     },
     /// Remove a provider (and its agents) from <config>/tandem/cloud.toml.
     Remove { name: String },
     /// Pause cloud (for every host: the app, `tandem ask`, a running `tandem serve`).
-    Pause,
-    /// Resume: cloud providers may be used again.
-    Resume,
+    Pause {
+        /// Pause your devices (`--trust device` providers) instead; Pause cloud does not stop them.
+        #[arg(long)]
+        devices: bool,
+    },
+    /// Resume: cloud providers (or, with --devices, your devices) may be used again.
+    Resume {
+        #[arg(long)]
+        devices: bool,
+    },
     /// Pause cloud's state; when not paused, probe the providers once and print online /
     /// degraded / offline with round-trip times (a paused Tandem does not probe).
     Status {
@@ -239,14 +253,22 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             agent,
             capabilities,
             no_key,
+            trust,
         } => {
             secrets::check_name(&name).map_err(coded)?;
             let wire: Wire = wire.parse().map_err(coded)?;
+            let trust: Trust = trust.parse().map_err(coded)?;
+            if trust == Trust::Device {
+                if let Some(w) = tandem_core::cloud::plain_http_warning(&base_url) {
+                    eprintln!("warning: {w}");
+                }
+            }
             let provider = ProviderConfig {
                 name: name.clone(),
                 wire,
                 base_url,
                 needs_key: !no_key,
+                trust,
             };
             let agent = match model {
                 Some(model) => {
@@ -284,8 +306,10 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             eprintln!("removed {name}");
             Ok(())
         }
-        CloudCommand::Pause => set_pause(true),
-        CloudCommand::Resume => set_pause(false),
+        CloudCommand::Pause { devices: false } => set_pause(true),
+        CloudCommand::Resume { devices: false } => set_pause(false),
+        CloudCommand::Pause { devices: true } => set_device_pause(true),
+        CloudCommand::Resume { devices: true } => set_device_pause(false),
         CloudCommand::Status { json } if PauseSwitch::shared().is_paused() => {
             if json {
                 println!("{}", json!({"paused": true, "probed": false}));
@@ -299,7 +323,7 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             let targets: Vec<Target> = catalog
                 .providers
                 .iter()
-                .filter_map(|p| cloud::connect(p.wire, &p.name, &p.base_url).ok())
+                .filter_map(|p| cloud::connect_provider(p).ok())
                 .map(|c| Target {
                     provider: c.name().to_string(),
                     url: c.base().clone(),
@@ -335,6 +359,25 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
 }
 
 /// `tandem cloud pause` / `resume`: throws the switch every host reads.
+fn set_device_pause(on: bool) -> Result<()> {
+    let switch = PauseSwitch::devices();
+    switch.set(on).with_context(|| {
+        format!(
+            "cannot switch Pause devices ({})",
+            pause::devices_path().display()
+        )
+    })?;
+    eprintln!(
+        "{}",
+        if on {
+            "Pause devices is on: nothing is sent to your devices (every host)"
+        } else {
+            "Pause devices is off: your devices may answer private tasks"
+        }
+    );
+    Ok(())
+}
+
 fn set_pause(on: bool) -> Result<()> {
     let switch = PauseSwitch::shared();
     switch.set(on).with_context(|| {

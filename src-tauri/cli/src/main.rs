@@ -70,7 +70,7 @@ enum Command {
         /// Print the plan, its reasons, the steps and the accounting on stderr.
         #[arg(long)]
         explain: bool,
-        /// Ask this cloud agent (see `tandem cloud list`).
+        /// Ask this agent: a cloud agent, or one of your devices (see `tandem cloud list`).
         #[arg(long)]
         agent: Option<String>,
         /// Let the picker choose the cloud agent for --needs within --budget (the default).
@@ -125,7 +125,15 @@ enum Command {
     },
     /// Serve Tandem to an MCP client over stdio (tools: redact, scan, ask, search_files). Add it
     /// to a client as the command `tandem mcp`; stdout carries the protocol only.
-    Mcp,
+    Mcp {
+        /// Serve MCP's streamable HTTP on 127.0.0.1 instead (at /mcp, behind the gateway's
+        /// bearer token).
+        #[arg(long)]
+        http: bool,
+        /// Port for --http (0 picks a free one; the address is printed).
+        #[arg(long, default_value_t = 8720, requires = "http")]
+        port: u16,
+    },
     /// Serve the OpenAI- and Anthropic-compatible gateway on 127.0.0.1 (POST
     /// /v1/chat/completions, POST /v1/messages, GET /v1/models, POST /v1/tandem/query). Clients send `Authorization: Bearer <token>`: the
     /// token is made at first start, printed once and kept in the OS keychain;
@@ -379,7 +387,8 @@ async fn run(cli: Cli) -> Result<()> {
             settings.model = model.or(settings.model);
             serve::serve(&settings, port, rotate_token, policy).await
         }
-        Command::Mcp => mcp::serve(settings).await,
+        Command::Mcp { http: false, .. } => mcp::serve(settings).await,
+        Command::Mcp { http: true, port } => mcp::serve_http(settings, port).await,
         Command::Ledger { json, limit } => orchestrate::ledger_cmd(json, limit).await,
         Command::Conversations { command } => {
             orchestrate::conversations_cmd(command, settings.keep_conversations_days).await

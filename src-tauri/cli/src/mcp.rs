@@ -3,6 +3,8 @@
 //! through the same parts as the CLI: the scanner and plan (`redact`, `scan`), the one host
 //! driver with the shared Pause switch, egress door and ledger (`ask`), the local index with
 //! the folders' marks as they are now (`search_files`). Stdout carries the protocol only.
+//! `tandem mcp --http` serves the same tools over MCP's streamable HTTP on 127.0.0.1, behind the
+//! gateway's bearer token.
 
 use std::sync::Arc;
 
@@ -273,5 +275,62 @@ pub async fn serve(settings: Settings) -> Result<()> {
         .serve(rmcp::transport::stdio())
         .await?;
     service.waiting().await?;
+    Ok(())
+}
+
+/// Serves MCP's streamable HTTP at `http://127.0.0.1:PORT/mcp` until Ctrl-C: the same tools,
+/// one shared scanner and orchestrator for every session, behind the gateway's token
+/// (`Authorization: Bearer <token>`; TANDEM_GATEWAY_TOKEN or the keychain's, as `tandem serve`).
+/// Browser origins are refused (a web page cannot drive it) and Host must be loopback.
+pub async fn serve_http(settings: Settings, port: u16) -> Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    use tandem_core::gateway::{self, token};
+    let listener = gateway::bind(port).await.map_err(crate::coded)?;
+    let addr = listener.local_addr()?;
+    let (secret, _) = tokio::task::spawn_blocking(move || {
+        let keys = tandem_core::secrets::Keys::os();
+        token::resolve(keys.store().ok().map(|s| s.as_ref()), false)
+    })
+    .await?
+    .map_err(crate::coded)?;
+    let want = tandem_core::ledger::sha256_hex(secret.expose());
+    let server = TandemMcp::new(settings);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().enforce_origin_validation(),
+    );
+    let guard = move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let ok = req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|t| tandem_core::ledger::sha256_hex(t.trim()) == want);
+        async move {
+            if ok {
+                next.run(req).await
+            } else {
+                use axum::response::IntoResponse;
+                (
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    "missing or wrong bearer token (the gateway's: Authorization: Bearer <token>)",
+                )
+                    .into_response()
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(guard));
+    eprintln!("tandem mcp: streamable HTTP on http://{addr}/mcp (the gateway's bearer token; Ctrl-C stops)");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
     Ok(())
 }

@@ -337,6 +337,9 @@ pub(crate) fn route_line(
         cloud_available: true,
         cloud_unavailable_reason: None,
         force_cloud: false,
+        device: None,
+        device_chosen: false,
+        no_local: false,
     };
     let plan = router::plan(sanitizer.scanner(), &task, &ctx);
     let payload = (plan.route != Route::Local)
@@ -412,12 +415,23 @@ pub async fn ledger_cmd(json_out: bool, limit: usize) -> Result<()> {
         "sent {} request(s), {} bytes, {} cloud tokens, ${:.5}; blocked {}; local runs {} ({} tokens)",
         totals.sent, totals.bytes_sent, totals.cloud_tokens, totals.cost_usd, totals.blocked, totals.local_runs, totals.local_tokens
     );
+    if totals.device_sent > 0 {
+        println!(
+            "your devices: {} request(s), {} bytes (kept apart from cloud egress)",
+            totals.device_sent, totals.device_bytes
+        );
+    }
     for e in entries {
         let when = e.ts_ms / 1000;
         println!(
-            "#{} t={when} {:?} {} ({}/{}) {} bytes sha256 {}…",
+            "#{} t={when} {:?}{} {} ({}/{}) {} bytes sha256 {}…",
             e.id,
             e.status,
+            if e.destination == tandem_core::ledger::Destination::Device {
+                " to your device"
+            } else {
+                ""
+            },
             e.agent,
             e.provider,
             e.model,

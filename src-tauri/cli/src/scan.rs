@@ -249,6 +249,9 @@ pub fn extract_report(
         cloud_available: true,
         cloud_unavailable_reason: None,
         force_cloud: false,
+        device: None,
+        device_chosen: false,
+        no_local: false,
     };
     let fragments: Vec<_> = router::plan(scanner, &task, &ctx)
         .fragments

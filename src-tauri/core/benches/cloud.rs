@@ -31,6 +31,7 @@ fn request(model: &str) -> SanitizedRequest {
         turns: vec![Turn::new(Role::User, "hi")],
         max_tokens: None,
         temperature: None,
+        tools: Default::default(),
         reasons: vec![],
         decisions: Default::default(),
     };

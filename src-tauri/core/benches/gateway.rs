@@ -1,5 +1,5 @@
 //! What the gateway adds per request, and what it sustains. A small non-streaming chat request
-//! (and the same question on Anthropic's Messages endpoint)
+//! (and the same question on Anthropic's Messages endpoint, and a tool round trip)
 //! (no local model; rules scanner, real SQLite ledger, the loopback provider answering) sent
 //! through the gateway vs the same request sent straight to the loopback provider, interleaved,
 //! p50/p99 of 1000 each; then `wrk` (Debian package; skipped with a note when absent) against
@@ -96,8 +96,9 @@ fn main() {
                 wire: Wire::Openai,
                 base_url: lb.base_url(),
                 needs_key: true,
+                trust: Default::default(),
             }],
-            agents: vec![Agent::new("lb", "lb", "echo")],
+            agents: vec![Agent::new("lb", "lb", "echo"), Agent::new("lbt", "lb", "tools")],
         };
         let ledger = Ledger::open(&dir.path().join("ledger.sqlite3")).expect("ledger");
         let ledger_check = ledger.clone();
@@ -181,6 +182,38 @@ fn main() {
         let (g50, g99, d50, d99) = (pct(&mut g, 0.5), pct(&mut g, 0.99), pct(&mut d, 0.5), pct(&mut d, 0.99));
         println!(
             "non-streaming Messages (short), 1000 sequential: gateway p50 {:.2} ms p99 {:.2} ms; loopback provider direct p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms (ratio {:.1}x)",
+            ms(g50), ms(g99), ms(d50), ms(d99), ms(g50.saturating_sub(d50)), ms(g50) / ms(d50)
+        );
+        // A tool round trip: the request with a tool (the cloud asks for a call, restored for
+        // the client), then the tool's result sent back (masked like user text) and the answer;
+        // against the same two requests sent straight to the provider.
+        let tools = json!([{"type": "function", "function": {"name": "lookup", "description": "Looks a word up",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}]);
+        let ask = json!({"role": "user", "content": PROMPT});
+        let result = |id: &serde_json::Value| json!({"role": "tool", "tool_call_id": id, "content": "sea: a large body of salt water"});
+        let (mut g, mut d) = (Vec::new(), Vec::new());
+        for i in 0..550 {
+            let mut pair = Vec::new();
+            for (url, auth, model) in [(&gw_url, TOKEN, "lbt"), (&direct_url, KEY, "tools")] {
+                let t = Instant::now();
+                let first = json!({"model": model, "messages": [ask], "tools": tools});
+                let v: serde_json::Value = http.post(url.as_str()).bearer_auth(auth).json(&first).send().await.expect("tools").json().await.expect("json");
+                let msg = v["choices"][0]["message"].clone();
+                let id = msg["tool_calls"][0]["id"].clone();
+                assert!(id.is_string(), "{v}");
+                let second = json!({"model": model, "messages": [ask, msg, result(&id)], "tools": tools});
+                let v: serde_json::Value = http.post(url.as_str()).bearer_auth(auth).json(&second).send().await.expect("result").json().await.expect("json");
+                assert!(v["choices"][0]["message"]["content"].as_str().is_some_and(|c| c.starts_with("Tool said")), "{v}");
+                pair.push(t.elapsed());
+            }
+            if i >= 50 {
+                g.push(pair[0]);
+                d.push(pair[1]);
+            }
+        }
+        let (g50, g99, d50, d99) = (pct(&mut g, 0.5), pct(&mut g, 0.99), pct(&mut d, 0.5), pct(&mut d, 0.99));
+        println!(
+            "tool round trip (call, then result and answer: 2 requests), 500 sequential: gateway p50 {:.2} ms p99 {:.2} ms; loopback provider direct p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms (ratio {:.1}x)",
             ms(g50), ms(g99), ms(d50), ms(d99), ms(g50.saturating_sub(d50)), ms(g50) / ms(d50)
         );
         let via = json!({"model": "lb", "messages": [{"role": "user", "content": PROMPT}]});

@@ -73,6 +73,9 @@ fn measure(scanner: &Scanner, dense: bool) {
         cloud_available: true,
         cloud_unavailable_reason: None,
         force_cloud: false,
+        device: None,
+        device_chosen: false,
+        no_local: false,
     };
     for run in 0..20 {
         std::hint::black_box(router::plan(scanner, &task(run), &ctx));

@@ -480,9 +480,8 @@ pub fn history(turns: &[Turn]) -> Vec<ChatMessage> {
             [
                 ChatMessage::user(t.question.clone()),
                 ChatMessage {
-                    role: Role::Assistant,
-                    content: t.answer.clone(),
                     derived_private: derived_from_private(t),
+                    ..ChatMessage::new(Role::Assistant, t.answer.clone())
                 },
             ]
         })

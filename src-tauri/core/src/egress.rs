@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use crate::cloud::agents::Agent;
 use crate::cloud::reliable::Reliable;
-use crate::cloud::{ChatMessage, CloudError, CloudEvent, CloudRequest, EventStream, Role};
+use crate::cloud::{
+    ChatMessage, CloudError, CloudEvent, CloudRequest, EventStream, Role, ToolCall, Tools,
+};
 use crate::ledger::{Ledger, LedgerError, Outbound};
 use crate::sensitivity::{self, Provenance, Pseudonymizer, Scanner, Verdict};
 
@@ -24,6 +26,8 @@ pub enum EgressError {
     Blocked(String),
     #[error("the cloud is paused: nothing leaves this device")]
     Paused,
+    #[error("your devices are paused (tandem cloud resume --devices)")]
+    DevicesPaused,
     #[error("nothing may leave: every part of this request is private")]
     NothingToSend,
     #[error(transparent)]
@@ -37,6 +41,7 @@ impl crate::ErrorCode for EgressError {
         match self {
             EgressError::Blocked(_) => "egress.blocked",
             EgressError::Paused => "egress.paused",
+            EgressError::DevicesPaused => "egress.devices_paused",
             EgressError::NothingToSend => "egress.nothing_to_send",
             EgressError::Cloud(e) => e.code(),
             EgressError::Ledger(e) => e.code(),
@@ -65,6 +70,10 @@ impl SendPermit {
 pub struct Turn {
     pub role: Role,
     pub parts: Vec<(String, Provenance)>,
+    /// An assistant turn's calls: every string in their arguments is sanitized like text.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool result answers (an id the cloud made; sent back as is).
+    pub tool_call_id: Option<String>,
 }
 
 impl Turn {
@@ -72,6 +81,18 @@ impl Turn {
         Self {
             role,
             parts: vec![(text.into(), Provenance::Content)],
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// An earlier message as it will be sent: its text (as the plan classified it), its calls
+    /// and the call it answers.
+    pub fn of(m: &ChatMessage, text: String) -> Self {
+        Self {
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+            ..Self::new(m.role, text)
         }
     }
 }
@@ -86,6 +107,8 @@ pub struct Draft {
     pub turns: Vec<Turn>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
+    /// Tools the cloud may call: descriptions are sanitized like text.
+    pub tools: Tools,
     /// Why this goes to the cloud (shown by --explain, kept in the ledger).
     pub reasons: Vec<String>,
     /// The plan's decision for each part it classified; the sanitizer applies them.
@@ -108,6 +131,8 @@ pub struct SanitizedRequest {
 struct Payload<'a> {
     model: &'a str,
     messages: &'a [ChatMessage],
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    tools: &'a Tools,
 }
 
 impl SanitizedRequest {
@@ -126,14 +151,17 @@ impl SanitizedRequest {
     pub fn reasons(&self) -> &[String] {
         &self.reasons
     }
-    /// The text of every message, as the cloud will read it.
+    /// The text of every message, as the cloud will read it: contents, the arguments of
+    /// earlier tool calls, and the tools' definitions.
     pub fn text(&self) -> String {
-        let parts: Vec<&str> = self
-            .request
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect();
+        let mut parts: Vec<String> = Vec::new();
+        for m in &self.request.messages {
+            parts.push(m.content.clone());
+            parts.extend(m.tool_calls.iter().map(call_text));
+        }
+        if !self.request.tools.is_empty() {
+            parts.push(self.request.tools.openai().to_string());
+        }
         parts.join("\n\n")
     }
     /// JSON of the model and messages: what the ledger stores and hashes.
@@ -141,6 +169,70 @@ impl SanitizedRequest {
         serde_json::to_string(&Payload {
             model: &self.request.model,
             messages: &self.request.messages,
+            tools: &self.request.tools,
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// A request for one of the user's own devices (a `Trust::Device` provider): the task as it
+/// is, unmasked — the point of a device is that private material may go there. It can only be
+/// made for a device's agent, and only `Egress::send_device` sends it (recorded in the ledger
+/// as a device transmission, stopped by Pause devices, never by the cloud's door).
+#[derive(Debug, Clone)]
+pub struct DeviceRequest {
+    request: CloudRequest,
+    task: String,
+    agent: Agent,
+    reasons: Vec<String>,
+}
+
+impl DeviceRequest {
+    /// Refuses any provider that is not the agent's own and a device of the user's.
+    pub fn new(
+        task: &str,
+        agent: &Agent,
+        provider: &crate::cloud::agents::ProviderConfig,
+        messages: Vec<ChatMessage>,
+        max_tokens: Option<u32>,
+        temperature: Option<f64>,
+        reasons: Vec<String>,
+    ) -> Result<Self, EgressError> {
+        if provider.name != agent.provider || provider.trust != crate::cloud::agents::Trust::Device
+        {
+            return Err(EgressError::Blocked(format!(
+                "{} is not one of your devices: private material goes to devices only",
+                agent.provider
+            )));
+        }
+        Ok(Self {
+            request: CloudRequest {
+                model: agent.model.clone(),
+                messages,
+                max_tokens,
+                temperature,
+                tools: Tools::default(),
+            },
+            task: task.to_string(),
+            agent: agent.clone(),
+            reasons,
+        })
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Characters of every message (for token estimates).
+    pub fn chars(&self) -> usize {
+        self.request.messages.iter().map(|m| m.content.len()).sum()
+    }
+
+    fn payload(&self) -> String {
+        serde_json::to_string(&Payload {
+            model: &self.request.model,
+            messages: &self.request.messages,
+            tools: &self.request.tools,
         })
         .unwrap_or_default()
     }
@@ -176,32 +268,59 @@ impl Sanitizer {
             turns.push(Turn::new(Role::System, s));
         }
         turns.extend(draft.turns);
+        let scanner = self.scanner.clone();
+        let decisions = &draft.decisions;
+        // One rule for every piece of text: the plan's decision, or (for what it never saw: the
+        // role, headers, an abstract written during the turn, a tool's description) one made now
+        // by the same function.
+        let mut clean = |text: &str, provenance: Provenance| {
+            let decided;
+            let decision = match decisions.get(text, provenance) {
+                Some(d) => d,
+                None => {
+                    decided = sensitivity::decide(&scanner, text, provenance, false);
+                    &decided
+                }
+            };
+            let r = sensitivity::apply(pz, text, decision);
+            masked += r.masked;
+            withheld += r.withheld;
+            r.text
+        };
         for t in turns {
             let mut content = String::new();
             for (text, provenance) in &t.parts {
-                // The plan decided this part: apply its decision. Anything it never saw (the
-                // role, headers, an abstract written during the turn) is decided now, by the
-                // same function.
-                let decided;
-                let decision = match draft.decisions.get(text, *provenance) {
-                    Some(d) => d,
-                    None => {
-                        decided = sensitivity::decide(&self.scanner, text, *provenance, false);
-                        &decided
-                    }
-                };
-                let r = sensitivity::apply(pz, text, decision);
-                masked += r.masked;
-                withheld += r.withheld;
-                content.push_str(&r.text);
+                content.push_str(&clean(text, *provenance));
             }
             let only_withheld = content
                 .split(sensitivity::redact::WITHHELD)
                 .all(|rest| rest.trim().is_empty());
-            if t.role == Role::User && !only_withheld {
+            // A tool's result carries the task forward as a user's words would.
+            if matches!(t.role, Role::User | Role::Tool) && !only_withheld {
                 useful = true;
             }
-            messages.push(ChatMessage::new(t.role, content));
+            let tool_calls = t
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let mut c = c.clone();
+                    c.function.arguments =
+                        map_json_strings(&c.function.arguments, |s| clean(s, Provenance::Content));
+                    c
+                })
+                .collect();
+            messages.push(ChatMessage {
+                tool_calls,
+                tool_call_id: t.tool_call_id.clone(),
+                ..ChatMessage::new(t.role, content)
+            });
+        }
+        let mut tools = draft.tools.clone();
+        for d in &mut tools.defs {
+            if let Some(desc) = &d.description {
+                d.description = Some(clean(desc, Provenance::Content));
+            }
+            map_descriptions(&mut d.parameters, &mut |s| clean(s, Provenance::Content));
         }
         if !useful {
             return Err(EgressError::NothingToSend);
@@ -212,6 +331,7 @@ impl Sanitizer {
                 messages,
                 max_tokens: draft.max_tokens,
                 temperature: draft.temperature,
+                tools,
             },
             task: draft.task,
             agent: draft.agent,
@@ -222,17 +342,59 @@ impl Sanitizer {
     }
 }
 
+/// A call as the last-line check reads it: its name and arguments.
+fn call_text(c: &ToolCall) -> String {
+    format!("{} {}", c.function.name, c.function.arguments)
+}
+
+/// `json` (a call's arguments) with every string value passed through `f`; keys and the
+/// structure stay. Text that is not JSON is passed through `f` whole.
+pub(crate) fn map_json_strings(json: &str, mut f: impl FnMut(&str) -> String) -> String {
+    fn walk(v: &mut serde_json::Value, f: &mut dyn FnMut(&str) -> String) {
+        match v {
+            serde_json::Value::String(s) => *s = f(s),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, f)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|x| walk(x, f)),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(mut v) => {
+            walk(&mut v, &mut f);
+            v.to_string()
+        }
+        Err(_) => f(json),
+    }
+}
+
+/// A JSON Schema's `description` texts passed through `f` (the words a tool's author wrote;
+/// names, types and enums are the schema and stay, and the last-line check reads them).
+fn map_descriptions(v: &mut serde_json::Value, f: &mut dyn FnMut(&str) -> String) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                match x {
+                    serde_json::Value::String(s) if k == "description" => *s = f(s),
+                    _ => map_descriptions(x, f),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| map_descriptions(x, f)),
+        _ => {}
+    }
+}
+
 /// The last-line check over a sanitized payload: the reason to block, if any.
 pub fn last_line_check(scanner: &Scanner, req: &SanitizedRequest) -> Option<String> {
     // Each message, then all of them together (a keyword in one turn, the value in the next).
     let joined = req.text();
-    let texts = req
-        .request
-        .messages
-        .iter()
-        .map(|m| m.content.as_str())
-        .chain(std::iter::once(joined.as_str()));
-    for text in texts {
+    let mut texts: Vec<String> = Vec::new();
+    for m in &req.request.messages {
+        texts.push(m.content.clone());
+        texts.extend(m.tool_calls.iter().map(call_text));
+    }
+    texts.push(joined);
+    for text in &texts {
         let report = scanner.scan_with(text, Provenance::Content);
         if report.verdict != Verdict::Public {
             let what: Vec<&str> = report
@@ -261,6 +423,8 @@ pub struct Egress {
     ledger: Option<Ledger>,
     /// Shared with a send's retry hook, which re-checks it before each new transmission.
     pause: Arc<PauseSwitch>,
+    /// Pause devices: the user's own servers have their own switch.
+    device_pause: Arc<PauseSwitch>,
 }
 
 impl Egress {
@@ -279,7 +443,18 @@ impl Egress {
             scanner,
             ledger,
             pause,
+            device_pause: Arc::new(PauseSwitch::memory()),
         }
+    }
+
+    /// Obeys `switch` for the user's devices (hosts pass the shared, persisted one).
+    pub fn with_device_pause(mut self, switch: Arc<PauseSwitch>) -> Self {
+        self.device_pause = switch;
+        self
+    }
+
+    pub fn devices_paused(&self) -> bool {
+        self.device_pause.is_paused()
     }
 
     /// "Pause cloud": while set, nothing leaves. A persisted switch tells every host.
@@ -321,6 +496,7 @@ impl Egress {
             // The exact body the provider will write: the ledger hashes these bytes, and these
             // bytes are what is sent.
             wire: provider.wire_body(&req.request),
+            destination: crate::ledger::Destination::Cloud,
         };
         if self.paused() {
             self.record_block(outbound, "cloud paused".into()).await?;
@@ -341,18 +517,80 @@ impl Egress {
             self.record_block(outbound, reason.clone()).await?;
             return Err(EgressError::Blocked(reason));
         }
+        self.transmit(
+            outbound,
+            req.agent,
+            provider,
+            key,
+            self.pause.clone(),
+            EgressError::Paused,
+        )
+        .await
+    }
+
+    /// Sends a task to one of the user's own devices: unmasked (that is what a device is
+    /// for), after Pause devices (Pause cloud does not stop it), recorded in the ledger as a
+    /// device transmission before any byte goes.
+    pub async fn send_device(
+        &self,
+        req: DeviceRequest,
+        provider: &Reliable,
+        key: &str,
+    ) -> Result<EventStream, EgressError> {
+        if provider.name() != req.agent.provider {
+            return Err(EgressError::Blocked(format!(
+                "{} is not the device this request was made for",
+                provider.name()
+            )));
+        }
+        let outbound = Outbound {
+            task: req.task.clone(),
+            agent: req.agent.name.clone(),
+            provider: req.agent.provider.clone(),
+            model: req.request.model.clone(),
+            payload: req.payload(),
+            reasons: req.reasons.clone(),
+            wire: provider.wire_body(&req.request),
+            destination: crate::ledger::Destination::Device,
+        };
+        if self.devices_paused() {
+            self.record_block(outbound, "devices paused".into()).await?;
+            return Err(EgressError::DevicesPaused);
+        }
+        self.transmit(
+            outbound,
+            req.agent,
+            provider,
+            key,
+            self.device_pause.clone(),
+            EgressError::DevicesPaused,
+        )
+        .await
+    }
+
+    /// Records `outbound`, sends its wire body (retries re-recorded, each re-checking
+    /// `switch`) and completes the record when the reply ends.
+    async fn transmit(
+        &self,
+        outbound: Outbound,
+        agent: Agent,
+        provider: &Reliable,
+        key: &str,
+        switch: Arc<PauseSwitch>,
+        paused_error: EgressError,
+    ) -> Result<EventStream, EgressError> {
         let id = match &self.ledger {
             Some(l) => Some(l.sent(outbound.clone()).await?),
             None => None,
         };
         // The switch may have been thrown while scanning and recording.
-        if self.paused() {
+        if switch.is_paused() {
             if let (Some(l), Some(id)) = (&self.ledger, id) {
                 let _ = l
-                    .finish(id, None, None, None, Some("not sent: cloud paused".into()))
+                    .finish(id, None, None, None, Some("not sent: paused".into()))
                     .await;
             }
-            return Err(EgressError::Paused);
+            return Err(paused_error);
         }
         // One ledger row per transmission: a retry finishes the failed attempt's row and opens
         // a new one (the same payload, sent again) just before it goes, unless Pause cloud
@@ -362,7 +600,7 @@ impl Egress {
             self.ledger.clone(),
             current.clone(),
             outbound.clone(),
-            self.pause.clone(),
+            switch.clone(),
         );
         let before_retry = move |e: &CloudError| {
             let (ledger, cur, again, paused) =
@@ -409,13 +647,13 @@ impl Egress {
                         tracing::warn!(error = %le, "could not complete a ledger record");
                     }
                 }
-                if self.paused() {
-                    return Err(EgressError::Paused);
+                if switch.is_paused() {
+                    return Err(paused_error);
                 }
                 return Err(e.into());
             }
         };
-        let (ledger, agent) = (self.ledger.clone(), req.agent.clone());
+        let ledger = self.ledger.clone();
         Ok(stream
             .then(move |ev| {
                 let (ledger, agent) = (ledger.clone(), agent.clone());

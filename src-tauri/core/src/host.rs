@@ -134,11 +134,15 @@ pub async fn assemble_with(
         ));
     }
     // Every host obeys the one persisted Pause cloud switch (the app passes its own path in tests).
-    let egress = Arc::new(Egress::with_pause(
-        scanner.clone(),
-        Some(ledger.clone()),
-        pause,
-    ));
+    // Pause devices lives beside it (`devices-paused`): a separate switch, as shared.
+    let device_pause = match pause.path() {
+        Some(p) => crate::pause::PauseSwitch::at(p.with_file_name(crate::pause::DEVICES_FILE)),
+        None => crate::pause::PauseSwitch::memory(),
+    };
+    let egress = Arc::new(
+        Egress::with_pause(scanner.clone(), Some(ledger.clone()), pause)
+            .with_device_pause(Arc::new(device_pause)),
+    );
     let local = match local {
         Ok(l) => Some(l),
         Err(e) => {
@@ -227,6 +231,8 @@ pub struct TurnRequest {
     pub agent: Option<String>,
     pub needs: crate::cloud::agents::Needs,
     pub temperature: Option<f64>,
+    /// An API client's tools (see `RunOptions::tools`).
+    pub tools: crate::cloud::Tools,
 }
 
 /// How a turn ended; the turn is stored on the device in every case.
@@ -301,8 +307,8 @@ pub async fn run_turn(
         force_local: req.force_local,
         needs: req.needs.clone(),
         temperature: req.temperature,
+        tools: req.tools.clone(),
         vault: Some(vault.clone()),
-        ..RunOptions::default()
     };
     let started = std::time::Instant::now();
     let (tx, mut rx) = mpsc::channel(256);

@@ -83,6 +83,25 @@ impl Status {
     }
 }
 
+/// Where a transmission went: a cloud provider, or a device the user owns (kept in the same
+/// ledger, counted apart from cloud egress).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Destination {
+    #[default]
+    Cloud,
+    Device,
+}
+
+impl Destination {
+    fn as_str(self) -> &'static str {
+        match self {
+            Destination::Cloud => "cloud",
+            Destination::Device => "device",
+        }
+    }
+}
+
 /// One outbound request (or blocked attempt) as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct LedgerEntry {
@@ -90,6 +109,7 @@ pub struct LedgerEntry {
     pub ts_ms: i64,
     pub task: String,
     pub status: Status,
+    pub destination: Destination,
     pub agent: String,
     pub provider: String,
     pub model: String,
@@ -120,6 +140,7 @@ pub struct Outbound {
     pub reasons: Vec<String>,
     /// The exact request body that will be written (empty when not known: a blocked attempt).
     pub wire: Vec<u8>,
+    pub destination: Destination,
 }
 
 /// A local model run: metrics only, never content.
@@ -142,6 +163,9 @@ pub struct Totals {
     pub cost_usd: f64,
     pub local_runs: u64,
     pub local_tokens: u64,
+    /// Transmissions to the user's own devices (not in the cloud figures above).
+    pub device_sent: u64,
+    pub device_bytes: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -250,6 +274,15 @@ impl Ledger {
         if !has_wire {
             conn.execute_batch(
                 "ALTER TABLE egress ADD COLUMN wire_sha256 TEXT; ALTER TABLE egress ADD COLUMN wire_bytes INTEGER;",
+            )?;
+        }
+        // And the destination (rows before it were all cloud).
+        let has_destination: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('egress') WHERE name = 'destination'")?
+            .exists([])?;
+        if !has_destination {
+            conn.execute_batch(
+                "ALTER TABLE egress ADD COLUMN destination TEXT NOT NULL DEFAULT 'cloud';",
             )?;
         }
         prune(&conn, clock.as_ref(), &retention)?;
@@ -425,8 +458,8 @@ fn insert(
     }
     let reasons = serde_json::to_string(&reasons).unwrap_or_else(|_| "[]".into());
     conn.execute(
-        "INSERT INTO egress (ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons, error, wire_sha256, wire_bytes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        "INSERT INTO egress (ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons, error, wire_sha256, wire_bytes, destination)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             ts,
             o.task,
@@ -442,6 +475,7 @@ fn insert(
             block_reason,
             (!blocked && !o.wire.is_empty()).then(|| hex::encode(Sha256::digest(&o.wire))),
             (!blocked && !o.wire.is_empty()).then_some(o.wire.len() as i64),
+            o.destination.as_str(),
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -454,7 +488,7 @@ fn list(
 ) -> Result<Vec<LedgerEntry>, LedgerError> {
     let mut st = conn.prepare(
         "SELECT id, ts_ms, task, status, agent, provider, model, bytes, sha256, payload, reasons,
-                tokens_in, tokens_out, cost_usd, error, wire_sha256, wire_bytes FROM egress
+                tokens_in, tokens_out, cost_usd, error, wire_sha256, wire_bytes, destination FROM egress
          WHERE ?2 IS NULL OR task = ?2 ORDER BY id DESC LIMIT ?1",
     )?;
     let rows = st.query_map(params![limit as i64, task], |r| {
@@ -478,6 +512,11 @@ fn list(
             error: r.get(14)?,
             wire_sha256: r.get(15)?,
             wire_bytes: r.get::<_, Option<i64>>(16)?.map(|b| b as u64),
+            destination: if r.get::<_, String>(17)? == "device" {
+                Destination::Device
+            } else {
+                Destination::Cloud
+            },
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -489,12 +528,16 @@ fn totals(conn: &Connection, task: Option<&str>) -> Result<Totals, LedgerError> 
     } else {
         "WHERE ?1 IS NULL"
     };
-    let (sent, blocked, bytes, tokens, cost) = conn.query_row(
+    let (sent, blocked, bytes, tokens, cost, dsent, dbytes) = conn.query_row(
         &format!(
-            "SELECT COALESCE(SUM(status != 'blocked'), 0), COALESCE(SUM(status = 'blocked'), 0),
-                    COALESCE(SUM(CASE WHEN status != 'blocked' THEN bytes END), 0),
-                    COALESCE(SUM(COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0)), 0),
-                    COALESCE(SUM(cost_usd), 0.0) FROM egress {filter}"
+            "SELECT COALESCE(SUM(status != 'blocked' AND destination = 'cloud'), 0),
+                    COALESCE(SUM(status = 'blocked' AND destination = 'cloud'), 0),
+                    COALESCE(SUM(CASE WHEN status != 'blocked' AND destination = 'cloud' THEN bytes END), 0),
+                    COALESCE(SUM(CASE WHEN destination = 'cloud' THEN COALESCE(tokens_in, 0) + COALESCE(tokens_out, 0) END), 0),
+                    COALESCE(SUM(CASE WHEN destination = 'cloud' THEN cost_usd END), 0.0),
+                    COALESCE(SUM(status != 'blocked' AND destination = 'device'), 0),
+                    COALESCE(SUM(CASE WHEN status != 'blocked' AND destination = 'device' THEN bytes END), 0)
+             FROM egress {filter}"
         ),
         params![task],
         |r| {
@@ -504,6 +547,8 @@ fn totals(conn: &Connection, task: Option<&str>) -> Result<Totals, LedgerError> 
                 r.get::<_, i64>(2)?,
                 r.get::<_, i64>(3)?,
                 r.get::<_, f64>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, i64>(6)?,
             ))
         },
     )?;
@@ -523,5 +568,7 @@ fn totals(conn: &Connection, task: Option<&str>) -> Result<Totals, LedgerError> 
         cost_usd: cost,
         local_runs: runs as u64,
         local_tokens: ltokens as u64,
+        device_sent: dsent as u64,
+        device_bytes: dbytes as u64,
     })
 }

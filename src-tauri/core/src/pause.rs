@@ -17,6 +17,14 @@ pub fn default_path() -> PathBuf {
     crate::config::config_dir().join(PAUSE_FILE)
 }
 
+/// The separate switch for the user's own devices (`--trust device` providers): Pause cloud
+/// does not stop them, this does.
+pub const DEVICES_FILE: &str = "devices-paused";
+
+pub fn devices_path() -> PathBuf {
+    crate::config::config_dir().join(DEVICES_FILE)
+}
+
 #[derive(Debug)]
 enum Where {
     File(PathBuf),
@@ -31,6 +39,11 @@ impl PauseSwitch {
     /// The switch every host shares (`default_path`).
     pub fn shared() -> Self {
         Self::at(default_path())
+    }
+
+    /// The devices' switch every host shares (`devices_path`).
+    pub fn devices() -> Self {
+        Self::at(devices_path())
     }
 
     /// A persisted switch at `path`.
@@ -73,7 +86,7 @@ impl PauseSwitch {
                 }
                 crate::private_fs::write_private(
                     p,
-                    b"Pause cloud is on: Tandem sends nothing to cloud providers.\n",
+                    b"Paused: Tandem sends nothing to the providers this switch covers.\n",
                 )
             }
             Where::File(p) => match std::fs::remove_file(p) {

@@ -120,6 +120,31 @@ pub async fn pick_files<R: Runtime>(
     Ok(n)
 }
 
+/// The welcome's sample document: a made-up bank statement, written beside the app's data
+/// and attached like a drop (the page never names a path; this one is fixed here).
+const SAMPLE: &str = include_str!("../../../docs/samples/sample-statement.txt");
+
+#[tauri::command]
+pub async fn attach_sample<R: Runtime>(
+    app: AppHandle<R>,
+    window: tauri::Window<R>,
+    state: State<'_, AppState>,
+) -> Result<(), CommandError> {
+    let path = state.paths.prefs.with_file_name("sample-statement.txt");
+    let p = path.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&p, SAMPLE)
+    })
+    .await
+    .map_err(super::internal)?
+    .map_err(super::internal)?;
+    stage_all(app, window.label().to_string(), vec![path]).await;
+    Ok(())
+}
+
 /// Removes a chip before it is sent; unknown ids are fine (already sent or removed).
 #[tauri::command]
 pub async fn detach_file(state: State<'_, AppState>, id: String) -> Result<bool, CommandError> {

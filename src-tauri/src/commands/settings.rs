@@ -23,6 +23,8 @@ pub struct ProviderView {
     /// Where its key comes from, if it has one; the key itself never leaves the shell.
     pub key: Option<KeySource>,
     pub agents: Vec<String>,
+    /// A device of the user's (private work may go there, never to the cloud).
+    pub trust: agents::Trust,
 }
 
 #[derive(Debug, Serialize, ts_rs::TS)]
@@ -65,6 +67,7 @@ pub async fn get_settings(state: State<'_, AppState>) -> Result<SettingsView, Co
                     wire: p.wire,
                     base_url: p.base_url.clone(),
                     needs_key: p.needs_key,
+                    trust: p.trust,
                     key: keys.get(&p.name).ok().flatten().map(|(_, s)| s),
                     agents: catalog
                         .agents
@@ -227,6 +230,7 @@ pub async fn add_provider(
     needs_key: bool,
     model: Option<String>,
     key: Option<String>,
+    trust: Option<agents::Trust>,
 ) -> Result<(), CommandError> {
     secrets::check_name(&name)?;
     let key = key
@@ -243,6 +247,7 @@ pub async fn add_provider(
             wire,
             base_url,
             needs_key,
+            trust: trust.unwrap_or_default(),
         };
         agents::add_to_user_file(&agents::user_file(), provider, agent)?;
         if let Some(k) = key {

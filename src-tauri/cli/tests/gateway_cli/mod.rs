@@ -449,3 +449,131 @@ fn the_anthropic_python_client_works_against_tandem_serve_unchanged() {
     drop(server);
     drop(w);
 }
+
+#[test]
+fn the_official_clients_call_tools_through_the_privacy_layer() {
+    let python = python_with("anthropic");
+    let w = LoopbackWorld::new();
+    // Two more agents on the same loopback provider, its `tools` scenario, one per wire.
+    for (name, wire) in [("lbt", "openai"), ("lbta", "anthropic")] {
+        let mut add = super::tandem();
+        w.env(&mut add);
+        let out = add
+            .args(["cloud", "add", name, "--wire", wire, "--base-url"])
+            .arg(w.lb.base_url())
+            .args(["--model", "tools"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let env = |c: &mut Command| {
+        w.env(c);
+        c.env("TANDEM_KEY_LBT", KEY).env("TANDEM_KEY_LBTA", KEY);
+    };
+    let mut c = super::tandem();
+    env(&mut c);
+    let server = Server::start(&mut c, &[]);
+    let out = Command::new(&python)
+        .arg(repo().join("tests/gateway/tools_client.py"))
+        .env("TANDEM_GATEWAY_URL", &server.url)
+        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+        .env("AGENT", "lbt")
+        .env("AGENT_ANTHROPIC", "lbta")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the tools client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let args = |call: &Value| -> Value {
+        match &call["arguments"] {
+            Value::String(s) => serde_json::from_str(s).unwrap(),
+            _ => call["input"].clone(),
+        }
+    };
+    // Each way of asking: the lookup gets the real IBAN (the client's tool runs here), the
+    // page fetch keeps the placeholder (a link would send the value to whoever wrote it).
+    for (name, stop) in [
+        ("openai_whole", "tool_calls"),
+        ("openai_stream", "tool_calls"),
+        ("anthropic_whole", "tool_use"),
+        ("anthropic_stream", "tool_use"),
+    ] {
+        let r = &v[name];
+        let got = r["finish_reason"].as_str().or(r["stop_reason"].as_str());
+        assert_eq!(got, Some(stop), "{name}: {v}");
+        let calls = r["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 2, "{name}: {v}");
+        assert_eq!(calls[0]["name"], "lookup_account", "{name}: {v}");
+        assert!(
+            args(&calls[0])["text"].as_str().unwrap().contains(IBAN),
+            "{name}: {v}"
+        );
+        let link = args(&calls[1])["url"].as_str().unwrap().to_string();
+        assert!(
+            link.contains("[IBAN_1]") && !link.contains("DE89"),
+            "{name}: {link}"
+        );
+        assert!(!calls[0]["id"].as_str().unwrap_or("").is_empty(), "{name}");
+    }
+    let notices = v["openai_whole"]["tandem"]["notices"].to_string();
+    assert!(notices.contains("left as placeholders"), "{v}");
+    // The tool's result repeated the IBAN: it left masked and came back restored.
+    for (name, text) in [("openai_result", "content"), ("anthropic_result", "text")] {
+        let t = v[name][text].as_str().unwrap();
+        assert!(
+            t.starts_with("Tool said: Account ") && t.contains(IBAN),
+            "{name}: {v}"
+        );
+    }
+    assert_eq!(v["openai_result"]["finish_reason"], "stop");
+    assert_eq!(v["anthropic_result"]["stop_reason"], "end_turn");
+    assert_eq!(
+        v["server_tool"],
+        serde_json::json!([400, "gateway.tools_unsupported"]),
+        "{v}"
+    );
+
+    // Every byte that reached the provider: six requests, the IBAN masked in the prompt, in
+    // the calls sent back as history and in the tools' results; the tools offered each time.
+    let sent = w.lb.received();
+    assert_eq!(sent.len(), 6, "{sent:?}");
+    for body in &sent {
+        let raw = body.to_string();
+        assert!(
+            !raw.contains(IBAN) && !raw.contains("DE8937040044") && !raw.contains("0532 0130"),
+            "{raw}"
+        );
+        assert!(raw.contains("lookup_account"), "{raw}");
+    }
+    let results: Vec<String> = sent
+        .iter()
+        .map(Value::to_string)
+        .filter(|r| r.contains("belongs to the rent office"))
+        .collect();
+    assert_eq!(results.len(), 2, "{sent:?}");
+    for r in &results {
+        // The same placeholder as in the prompt: one vault for the request.
+        assert!(r.contains(" [IBAN_1] belongs"), "{r}");
+    }
+    // The Anthropic wire got Anthropic's shapes.
+    let a = sent
+        .iter()
+        .find(|b| b.to_string().contains("tool_result"))
+        .unwrap();
+    assert!(a["tools"][0]["input_schema"].is_object(), "{a}");
+    // And the ledger has all six, as sent.
+    let mut l = super::tandem();
+    env(&mut l);
+    let out = l.args(["ledger", "--json"]).output().unwrap();
+    let ledger: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ledger["totals"]["sent"], 6, "{ledger}");
+    drop(server);
+    drop(w);
+}

@@ -717,3 +717,278 @@ fn the_mcp_server_keeps_the_same_guarantees() {
 }
 
 const IBAN_TEXT: &str = "DE89 3704 0044 0532 0130 00";
+
+/// llama.cpp's `llama-server` (built once from the PyPI sdist by scripts/llama-cpp.sh, which
+/// `scripts/setup.sh test` runs first) serving the small model on 127.0.0.1: a real
+/// OpenAI-compatible server nobody here wrote, standing in for the user's own device.
+struct LlamaServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl LlamaServer {
+    fn start(gguf: &Path) -> Self {
+        let repo = super::gateway_cli::repo();
+        let out = Command::new(repo.join("scripts/llama-cpp.sh"))
+            .arg("llama-server")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building llama-server: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("llama-server");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin)
+            .arg("-m")
+            .arg(gguf)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", "2048", "-t", "2", "-np", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = Self { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !s.healthy() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "llama-server did not become healthy"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        s
+    }
+
+    fn healthy(&self) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = write!(
+            c,
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        );
+        let mut answer = String::new();
+        let _ = c.read_to_string(&mut answer);
+        answer.starts_with("HTTP/1.1 200")
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_trusted_device_gets_private_work_and_the_cloud_never_does() {
+    let w = World::new();
+    let (models, _) = w.ok(&["models", "path"]);
+    let gguf = PathBuf::from(models.trim());
+    assert!(gguf.is_file(), "the small model: {}", gguf.display());
+    let device = LlamaServer::start(&gguf);
+
+    // Added as a device: plain http on this machine, no warning.
+    let (_, err) = w.ok(&[
+        "cloud",
+        "add",
+        "desk",
+        "--trust",
+        "device",
+        "--wire",
+        "openai",
+        "--base-url",
+        &device.base_url(),
+        "--model",
+        "smollm2",
+        "--no-key",
+    ]);
+    assert!(!err.contains("warning"), "{err}");
+    // A LAN address over plain http: a device may (with a warning), a cloud provider may not.
+    let (_, err) = w.ok(&[
+        "cloud",
+        "add",
+        "lan",
+        "--trust",
+        "device",
+        "--wire",
+        "openai",
+        "--base-url",
+        "http://192.168.1.20:8080/v1",
+    ]);
+    assert!(err.contains("plain http"), "{err}");
+    let out = w.run(&[
+        "cloud",
+        "add",
+        "lan2",
+        "--wire",
+        "openai",
+        "--base-url",
+        "http://192.168.1.20:8080/v1",
+    ]);
+    assert!(
+        !out.status.success(),
+        "a cloud provider on plain http over the LAN"
+    );
+    let out = w.run(&[
+        "cloud",
+        "add",
+        "far",
+        "--trust",
+        "device",
+        "--wire",
+        "openai",
+        "--base-url",
+        "http://93.184.216.34:8080/v1",
+    ]);
+    assert!(
+        !out.status.success(),
+        "a device on a public address over plain http"
+    );
+    w.ok(&["cloud", "remove", "lan"]);
+
+    // No local model on this machine: private work goes to the device, never the cloud.
+    let empty = w.path("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    let ask = |args: &[&str]| {
+        w.cmd()
+            .env("TANDEM_MODELS_DIR", &empty)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let iban = "DE89 3704 0044 0532 0130 00";
+    let prompt = format!("My account is {iban}. Say hello in one word.");
+    let out = ask(&[
+        "ask",
+        "--policy",
+        "private",
+        "--explain",
+        "--max-tokens",
+        "16",
+        &prompt,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).trim().is_empty(),
+        "the device answered: {err}"
+    );
+    assert!(err.contains("your device desk"), "{err}");
+    assert!(w.received().is_empty(), "the cloud got nothing");
+
+    // Pause cloud does not stop the device; a question with nothing private still has no
+    // cloud to go to, and the device answers it.
+    w.ok(&["cloud", "pause"]);
+    let out = ask(&["ask", "--explain", "--max-tokens", "8", "What is 2 + 2?"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("your device desk"), "{err}");
+    // Pause devices does: nothing is sent, and with no local model the task cannot run.
+    w.ok(&["cloud", "pause", "--devices"]);
+    let out = ask(&["ask", "--policy", "private", "--max-tokens", "8", &prompt]);
+    assert!(!out.status.success(), "no device, no local model, no cloud");
+    w.ok(&["cloud", "resume", "--devices"]);
+    w.ok(&["cloud", "resume"]);
+    // Named, it answers whatever the task (`--agent desk`).
+    let out = ask(&[
+        "ask",
+        "--agent",
+        "desk",
+        "--explain",
+        "--max-tokens",
+        "8",
+        "Say hi.",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(w.received().is_empty(), "the cloud still got nothing");
+
+    // The ledger keeps the device's transmissions apart from cloud egress: the private one
+    // with its payload as sent (the IBAN in clear: that is what a device is for).
+    let (ledger, _) = w.ok(&["ledger", "--json"]);
+    let v: Value = serde_json::from_str(&ledger).unwrap();
+    assert_eq!(v["totals"]["sent"], 0, "{v}");
+    assert_eq!(v["totals"]["device_sent"], 3, "{v}");
+    let entries = v["entries"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["destination"] == "device"), "{v}");
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["payload"].as_str().is_some_and(|p| p.contains(iban))),
+        "{v}"
+    );
+    drop(device);
+}
+
+#[test]
+fn the_mcp_server_speaks_streamable_http_behind_the_token() {
+    use std::io::BufRead;
+    let python = super::gateway_cli::python_with("mcp");
+    let w = World::new();
+    let mut child = w
+        .cmd()
+        .args(["mcp", "--http", "--port", "0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("tandem mcp --http ended before listening")
+            .unwrap();
+        if let Some(at) = line.find("http://") {
+            break line[at..].split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep reading its stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let out = Command::new(&python)
+        .arg(super::gateway_cli::repo().join("tests/mcp/mcp_http_client.py"))
+        .env("TANDEM_MCP_URL", &url)
+        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "the MCP HTTP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["server"], "tandem", "{v}");
+    assert_eq!(
+        v["tools"],
+        serde_json::json!(["ask", "redact", "scan", "search_files"])
+    );
+    assert_eq!(v["scan"]["verdict"], "maskable", "{v}");
+    let redacted = v["redact"]["cloud_payload"].as_str().unwrap_or_default();
+    assert!(
+        redacted.contains("[IBAN_1]") && !redacted.contains("DE89"),
+        "{v}"
+    );
+    assert_eq!(v["wrong_token"], "refused", "{v}");
+    assert_eq!(
+        (v["status_wrong"].as_u64(), v["status_missing"].as_u64()),
+        (Some(401), Some(401)),
+        "{v}"
+    );
+}

@@ -23,6 +23,42 @@ pub struct ProviderConfig {
     /// Local servers (llama.cpp, Ollama, vLLM) may need no key.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub needs_key: bool,
+    /// A cloud provider gets masked text only; a device the user owns may get private
+    /// material (never the cloud's share of a task).
+    #[serde(default, skip_serializing_if = "Trust::is_cloud")]
+    pub trust: Trust,
+}
+
+/// Whom a provider belongs to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// Someone else's computer: sees masked text only; Pause cloud stops it.
+    #[default]
+    Cloud,
+    /// An inference server the user owns (Ollama, llama.cpp's llama-server, vLLM) on this
+    /// machine or the LAN: the router may send it private material the local model is too
+    /// weak for; recorded in the ledger as a device transmission; Pause devices stops it.
+    Device,
+}
+
+impl Trust {
+    pub fn is_cloud(&self) -> bool {
+        *self == Trust::Cloud
+    }
+}
+
+impl std::str::FromStr for Trust {
+    type Err = CloudError;
+    fn from_str(s: &str) -> Result<Self, CloudError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cloud" => Ok(Trust::Cloud),
+            "device" => Ok(Trust::Device),
+            other => Err(CloudError::Config(format!(
+                "unknown trust {other:?} (cloud or device)"
+            ))),
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -199,7 +235,7 @@ pub fn add_to_user_file(
     provider: ProviderConfig,
     agent: Option<Agent>,
 ) -> Result<(), CloudError> {
-    crate::cloud::connect(provider.wire, &provider.name, &provider.base_url)?;
+    crate::cloud::connect_provider(&provider)?;
     let mut file = CatalogFile::read(path)?;
     file.upsert_provider(provider);
     if let Some(a) = agent {
@@ -234,7 +270,7 @@ impl Catalog {
             self.default_role = r;
         }
         for p in user.providers {
-            super::base_url(&p.base_url)?;
+            super::base_url_for(&p.base_url, p.trust)?;
             self.providers.retain(|x| x.name != p.name);
             self.providers.push(p);
         }
@@ -266,6 +302,32 @@ impl Catalog {
         self.agents.iter().find(|a| a.name == name)
     }
 
+    /// Whether `agent` runs on one of the user's own devices.
+    pub fn is_device(&self, agent: &Agent) -> bool {
+        self.provider(&agent.provider)
+            .is_some_and(|p| p.trust == Trust::Device)
+    }
+
+    /// The device agent private work may use: `named` when it is one, else the best-rated
+    /// one whose provider `available` accepts.
+    pub fn device(
+        &self,
+        named: Option<&str>,
+        available: impl Fn(&ProviderConfig) -> bool,
+    ) -> Option<&Agent> {
+        let usable = |a: &&Agent| {
+            self.provider(&a.provider)
+                .is_some_and(|p| p.trust == Trust::Device && available(p))
+        };
+        if let Some(n) = named {
+            return self.agent(n).filter(usable);
+        }
+        self.agents
+            .iter()
+            .filter(usable)
+            .max_by(|a, b| a.quality.cmp(&b.quality).then(b.name.cmp(&a.name)))
+    }
+
     /// The agent's system prompt.
     pub fn role_of<'a>(&'a self, agent: &'a Agent) -> &'a str {
         if agent.role.is_empty() {
@@ -283,10 +345,15 @@ impl Catalog {
         needs: &Needs,
         available: impl Fn(&ProviderConfig) -> bool,
     ) -> Result<&Agent, CloudError> {
+        // The user's own devices are not cloud agents: they are chosen by `device`, for
+        // private work only.
         let usable: Vec<&Agent> = self
             .agents
             .iter()
-            .filter(|a| self.provider(&a.provider).is_some_and(&available))
+            .filter(|a| {
+                self.provider(&a.provider)
+                    .is_some_and(|p| p.trust == Trust::Cloud && available(p))
+            })
             .collect();
         if usable.is_empty() {
             return Err(CloudError::NoAgent(
@@ -413,6 +480,7 @@ mod tests {
             wire: Wire::Openai,
             base_url: "http://127.0.0.1:1/v1".into(),
             needs_key: true,
+            trust: Default::default(),
         });
         user.upsert_agent(Agent {
             name: "mine".into(),

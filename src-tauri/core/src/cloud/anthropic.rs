@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::wire::{self, Step, WireDecoder};
 use super::{
-    CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, Role, SendPermit, Usage,
+    CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, Role, SendPermit, ToolCall,
+    ToolChoice, Usage,
 };
 
 /// The API version Tandem speaks (the stable one the Messages API documents).
@@ -61,6 +62,10 @@ struct Event {
     usage: Option<AUsage>,
     #[serde(default)]
     error: Option<ErrorDetail>,
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    content_block: Option<Block>,
 }
 
 #[derive(Deserialize)]
@@ -70,7 +75,22 @@ struct Delta {
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
+    partial_json: Option<String>,
+    #[serde(default)]
     stop_reason: Option<String>,
+}
+
+/// `content_block_start`'s block: a `tool_use` one names the call.
+#[derive(Deserialize)]
+struct Block {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -84,7 +104,16 @@ struct ErrorDetail {
 impl Anthropic {
     /// `base_url` like `https://api.anthropic.com/v1`.
     pub fn new(name: impl Into<String>, base_url: &str) -> Result<Self, CloudError> {
-        let base = super::base_url(base_url)?;
+        Self::with_base(name, base_url, super::agents::Trust::Cloud)
+    }
+
+    /// For a provider of `trust` (a device of the user's may be on a LAN address over http).
+    pub fn with_base(
+        name: impl Into<String>,
+        base_url: &str,
+        trust: super::agents::Trust,
+    ) -> Result<Self, CloudError> {
+        let base = super::base_url_for(base_url, trust)?;
         let endpoint = base
             .join("messages")
             .map_err(|e| CloudError::Config(format!("bad base URL {base_url:?}: {e}")))?;
@@ -108,12 +137,7 @@ impl Anthropic {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
-        let messages: Vec<_> = req
-            .messages
-            .iter()
-            .filter(|m| m.role != Role::System)
-            .map(|m| json!({"role": m.role, "content": m.content}))
-            .collect();
+        let messages = messages(&req.messages);
         let mut body = json!({
             "model": req.model,
             "max_tokens": req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -125,6 +149,28 @@ impl Anthropic {
         }
         if let Some(t) = req.temperature {
             body["temperature"] = json!(t);
+        }
+        if !req.tools.is_empty() {
+            body["tools"] = req
+                .tools
+                .defs
+                .iter()
+                .map(|d| {
+                    let mut t = json!({"name": d.name, "input_schema": d.parameters});
+                    if let Some(desc) = &d.description {
+                        t["description"] = json!(desc);
+                    }
+                    t
+                })
+                .collect();
+            if let Some(c) = &req.tools.choice {
+                body["tool_choice"] = match c {
+                    ToolChoice::Auto => json!({"type": "auto"}),
+                    ToolChoice::None => json!({"type": "none"}),
+                    ToolChoice::Required => json!({"type": "any"}),
+                    ToolChoice::Function(n) => json!({"type": "tool", "name": n}),
+                };
+            }
         }
         body
     }
@@ -156,6 +202,55 @@ impl Anthropic {
             .map_err(|e| wire::connect_error(&self.name, e))?;
         wire::check_status(&self.name, resp).await
     }
+}
+
+/// The conversation in Anthropic's shape: system turns left out (they become `system`), an
+/// assistant's tool calls as `tool_use` blocks, and tool results as `tool_result` blocks of one
+/// user message (consecutive results share it, as the API requires).
+fn messages(all: &[crate::local::ChatMessage]) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for m in all.iter().filter(|m| m.role != Role::System) {
+        match m.role {
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let mut blocks = Vec::new();
+                if !m.content.is_empty() {
+                    blocks.push(json!({"type": "text", "text": m.content}));
+                }
+                for c in &m.tool_calls {
+                    // Arguments are JSON text on the OpenAI side, an object here.
+                    let input = serde_json::from_str::<serde_json::Value>(&c.function.arguments)
+                        .ok()
+                        .filter(|v| v.is_object())
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": input}));
+                }
+                out.push(json!({"role": "assistant", "content": blocks}));
+            }
+            Role::Tool => {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                    "content": m.content,
+                });
+                match out.last_mut() {
+                    Some(last)
+                        if last["role"] == "user"
+                            && last["content"]
+                                .as_array()
+                                .and_then(|b| b.first())
+                                .is_some_and(|b| b["type"] == "tool_result") =>
+                    {
+                        if let Some(blocks) = last["content"].as_array_mut() {
+                            blocks.push(block);
+                        }
+                    }
+                    _ => out.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+            _ => out.push(json!({"role": m.role, "content": m.content})),
+        }
+    }
+    out
 }
 
 /// An `error` event in the middle of a stream, as the typed failure it stands for.
@@ -190,6 +285,8 @@ struct EventDecoder {
     stop: Option<String>,
     input: Option<u64>,
     output: Option<u64>,
+    /// `tool_use` blocks by content index; their input arrives as JSON text in pieces.
+    calls: std::collections::BTreeMap<usize, ToolCall>,
 }
 
 impl EventDecoder {
@@ -216,8 +313,37 @@ impl WireDecoder for EventDecoder {
                 self.note_usage(ev.message.and_then(|m| m.usage));
                 Step::Skip
             }
+            "content_block_start" => {
+                if let (Some(i), Some(b)) = (ev.index, ev.content_block) {
+                    if b.kind == "tool_use" {
+                        // A whole input given at the start (non-empty) is kept unless deltas follow.
+                        let input = b
+                            .input
+                            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+                            .map(|v| v.to_string())
+                            .unwrap_or_default();
+                        self.calls.insert(
+                            i,
+                            ToolCall::new(
+                                b.id.unwrap_or_default(),
+                                b.name.unwrap_or_default(),
+                                input,
+                            ),
+                        );
+                    }
+                }
+                Step::Skip
+            }
             "content_block_delta" => match ev.delta {
-                // Thinking and tool-input deltas are not part of the answer text.
+                Some(d) if d.kind.as_deref() == Some("input_json_delta") => {
+                    if let Some(c) = ev.index.and_then(|i| self.calls.get_mut(&i)) {
+                        c.function
+                            .arguments
+                            .push_str(d.partial_json.as_deref().unwrap_or_default());
+                    }
+                    Step::Skip
+                }
+                // Thinking deltas are not part of the answer text.
                 Some(d) if d.kind.as_deref().is_none_or(|k| k == "text_delta") => {
                     Step::Text(d.text.unwrap_or_default())
                 }
@@ -256,9 +382,19 @@ impl WireDecoder for EventDecoder {
             prompt_tokens: self.input.unwrap_or(0),
             completion_tokens: self.output.unwrap_or(0),
         });
+        let calls = std::mem::take(&mut self.calls);
         CloudEvent::Done {
             finish_reason: self.stop.take(),
             usage,
+            tool_calls: calls
+                .into_values()
+                .map(|mut c| {
+                    if c.function.arguments.is_empty() {
+                        c.function.arguments = "{}".into();
+                    }
+                    c
+                })
+                .collect(),
         }
     }
 }

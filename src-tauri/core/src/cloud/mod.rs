@@ -18,7 +18,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
 pub use crate::egress::SendPermit;
-pub use crate::local::{ChatMessage, Role};
+pub use crate::local::{ChatMessage, FunctionCall, Role, ToolCall};
 
 /// One chat request to a cloud model. Only this crate builds one (`egress::Sanitizer`): hosts
 /// get it inside a `SanitizedRequest`, so no code outside the core can send unsanitized text.
@@ -28,6 +28,73 @@ pub struct CloudRequest {
     pub(crate) messages: Vec<ChatMessage>,
     pub(crate) max_tokens: Option<u32>,
     pub(crate) temperature: Option<f64>,
+    /// Tools the model may call (an API client's own, passed through the sanitizer).
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    pub(crate) tools: Tools,
+}
+
+/// One function a model may call: its name, what it does and a JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default = "empty_schema")]
+    pub parameters: serde_json::Value,
+}
+
+fn empty_schema() -> serde_json::Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+/// Which tool the model must use, in terms both wire formats can say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    Auto,
+    None,
+    /// Some tool, the model picks which.
+    Required,
+    Function(String),
+}
+
+/// The tools a request offers and the choice it asks for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tools {
+    pub defs: Vec<ToolDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<ToolChoice>,
+}
+
+impl Tools {
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    /// The definitions in OpenAI's wire shape.
+    pub(crate) fn openai(&self) -> serde_json::Value {
+        self.defs
+            .iter()
+            .map(|d| {
+                let mut f = serde_json::json!({"name": d.name, "parameters": d.parameters});
+                if let Some(desc) = &d.description {
+                    f["description"] = serde_json::json!(desc);
+                }
+                serde_json::json!({"type": "function", "function": f})
+            })
+            .collect()
+    }
+
+    pub(crate) fn openai_choice(&self) -> Option<serde_json::Value> {
+        Some(match self.choice.as_ref()? {
+            ToolChoice::Auto => serde_json::json!("auto"),
+            ToolChoice::None => serde_json::json!("none"),
+            ToolChoice::Required => serde_json::json!("required"),
+            ToolChoice::Function(n) => {
+                serde_json::json!({"type": "function", "function": {"name": n}})
+            }
+        })
+    }
 }
 
 impl CloudRequest {
@@ -42,6 +109,9 @@ impl CloudRequest {
     }
     pub fn temperature(&self) -> Option<f64> {
         self.temperature
+    }
+    pub fn tools(&self) -> &Tools {
+        &self.tools
     }
 }
 
@@ -102,6 +172,78 @@ pub fn connect(
     })
 }
 
+/// A client for a configured provider (its trust decides which plain-http addresses pass).
+pub fn connect_provider(p: &agents::ProviderConfig) -> Result<Arc<dyn CloudProvider>, CloudError> {
+    base_url_for(&p.base_url, p.trust)?;
+    Ok(match p.wire {
+        Wire::Openai => Arc::new(openai::OpenAiCompatible::with_base(
+            &p.name,
+            &p.base_url,
+            p.trust,
+        )?),
+        Wire::Anthropic => Arc::new(anthropic::Anthropic::with_base(
+            &p.name,
+            &p.base_url,
+            p.trust,
+        )?),
+    })
+}
+
+/// Whether `host` is on this machine or in a private network range (RFC 1918, link-local,
+/// IPv6 unique-local and link-local): where a device of the user's may answer over plain http.
+pub fn private_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        url::Host::Ipv6(ip) => {
+            ip.is_loopback()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+/// The warning a device on plain http deserves (None for https or this machine).
+pub fn plain_http_warning(base_url: &str) -> Option<String> {
+    let url = url::Url::parse(base_url).ok()?;
+    let local = match url.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    (url.scheme() == "http" && !local).then(|| {
+        format!(
+            "{base_url} is plain http: anyone on that network can read what Tandem sends your device; use https when the network is not yours alone"
+        )
+    })
+}
+
+/// A base URL checked for a provider of `trust`: https anywhere; plain http on this machine,
+/// and for a device of the user's also on a private network (LAN) address.
+pub(crate) fn base_url_for(base: &str, trust: agents::Trust) -> Result<url::Url, CloudError> {
+    let base_url_str = base;
+    if trust == agents::Trust::Device {
+        if let Ok(url) = url::Url::parse(base_url_str) {
+            if url.scheme() == "http" && url.host().is_some_and(|h| private_host(&h)) {
+                let with_slash = if base_url_str.ends_with('/') {
+                    base_url_str.to_string()
+                } else {
+                    format!("{base_url_str}/")
+                };
+                return url::Url::parse(&with_slash).map_err(|e| {
+                    CloudError::Config(format!("bad base URL {base_url_str:?}: {e}"))
+                });
+            }
+            if url.scheme() == "http" {
+                return Err(CloudError::Config(format!(
+                    "bad base URL {base_url_str:?}: plain http is only allowed for a device on this machine or a private network address (10.x, 172.16-31.x, 192.168.x, fd00::/8); use https"
+                )));
+            }
+        }
+    }
+    base_url(base_url_str)
+}
+
 /// Parses a base URL so that `join` keeps its last segment: `Url::join` drops "/v1" unless the
 /// base ends with a slash.
 pub(crate) fn base_url(base_url: &str) -> Result<url::Url, CloudError> {
@@ -160,6 +302,9 @@ pub enum CloudEvent {
     Done {
         finish_reason: Option<String>,
         usage: Option<Usage>,
+        /// The function calls the reply asks for, complete (streamed arguments joined).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
     },
 }
 

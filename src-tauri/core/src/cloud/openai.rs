@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wire::{self, Step, WireDecoder};
-use super::{CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, SendPermit, Usage};
+use super::{
+    CloudError, CloudEvent, CloudProvider, CloudRequest, EventStream, SendPermit, ToolCall, Usage,
+};
 
 /// A configured OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -48,12 +50,43 @@ struct ChunkChoice {
 struct Content {
     #[serde(default)]
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<CallDelta>>,
+}
+
+/// A piece of a streamed tool call: the first piece of each index names it, the rest append
+/// to its arguments.
+#[derive(Deserialize)]
+struct CallDelta {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
 }
 
 impl OpenAiCompatible {
     /// `base_url` like `https://api.openai.com/v1` (with or without a trailing slash).
     pub fn new(name: impl Into<String>, base_url: &str) -> Result<Self, CloudError> {
-        let base = super::base_url(base_url)?;
+        Self::with_base(name, base_url, super::agents::Trust::Cloud)
+    }
+
+    /// For a provider of `trust` (a device of the user's may be on a LAN address over http).
+    pub fn with_base(
+        name: impl Into<String>,
+        base_url: &str,
+        trust: super::agents::Trust,
+    ) -> Result<Self, CloudError> {
+        let base = super::base_url_for(base_url, trust)?;
         let endpoint = base
             .join("chat/completions")
             .map_err(|e| CloudError::Config(format!("bad base URL {base_url:?}: {e}")))?;
@@ -79,6 +112,12 @@ impl OpenAiCompatible {
         }
         if let Some(t) = req.temperature {
             body["temperature"] = json!(t);
+        }
+        if !req.tools.is_empty() {
+            body["tools"] = req.tools.openai();
+            if let Some(c) = req.tools.openai_choice() {
+                body["tool_choice"] = c;
+            }
         }
         body
     }
@@ -118,6 +157,8 @@ impl OpenAiCompatible {
 struct ChunkDecoder {
     finish: Option<String>,
     usage: Option<Usage>,
+    /// Calls by their stream index, joined piece by piece.
+    calls: std::collections::BTreeMap<usize, ToolCall>,
 }
 
 impl WireDecoder for ChunkDecoder {
@@ -141,8 +182,28 @@ impl WireDecoder for ChunkDecoder {
             if let Some(f) = c.finish_reason.filter(|f| !f.is_empty()) {
                 self.finish = Some(f);
             }
-            if let Some(t) = c.delta.and_then(|d| d.content) {
+            let Some(d) = c.delta else { continue };
+            if let Some(t) = d.content {
                 text.push_str(&t);
+            }
+            for (n, call) in d.tool_calls.into_iter().flatten().enumerate() {
+                // Servers that send each call whole may leave out the index.
+                let index = call.index.unwrap_or(n);
+                let entry = self
+                    .calls
+                    .entry(index)
+                    .or_insert_with(|| ToolCall::new("", "", ""));
+                if let Some(id) = call.id.filter(|i| !i.is_empty()) {
+                    entry.id = id;
+                }
+                if let Some(f) = call.function {
+                    if let Some(name) = f.name.filter(|n| !n.is_empty()) {
+                        entry.function.name = name;
+                    }
+                    if let Some(a) = f.arguments {
+                        entry.function.arguments.push_str(&a);
+                    }
+                }
             }
         }
         Ok(Step::Text(text))
@@ -153,9 +214,20 @@ impl WireDecoder for ChunkDecoder {
     }
 
     fn done(&mut self) -> CloudEvent {
+        let calls = std::mem::take(&mut self.calls);
         CloudEvent::Done {
             finish_reason: self.finish.take(),
             usage: self.usage.take(),
+            tool_calls: calls
+                .into_values()
+                .enumerate()
+                .map(|(n, mut c)| {
+                    if c.id.is_empty() {
+                        c.id = format!("call_{n}");
+                    }
+                    c
+                })
+                .collect(),
         }
     }
 }

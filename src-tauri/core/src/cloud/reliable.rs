@@ -118,6 +118,11 @@ impl Reliable {
         base.mul_f64(factor)
     }
 
+    /// The provider's configured name.
+    pub fn name(&self) -> &str {
+        self.provider.name()
+    }
+
     /// The exact body a streamed request for `req` carries (what egress hashes into the ledger
     /// and then sends).
     pub fn wire_body(&self, req: &CloudRequest) -> Vec<u8> {

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{timeout_at, Instant};
 
 use super::Gateway;
-use crate::cloud::CloudError;
+use crate::cloud::{CloudError, ToolChoice, Tools};
 use crate::local::{ChatMessage, LocalError, Role};
 use crate::router::run::{RunError, RunEvent, RunOptions, Summary};
 use crate::router::{Plan, Policy, Task};
@@ -160,9 +160,24 @@ struct ChatRequest {
     temperature: Option<f64>,
     #[serde(default)]
     n: Option<u64>,
-    /// Tool definitions: not supported yet, and refused plainly rather than dropped.
+    /// Tool definitions (`{"type": "function", "function": {...}}`): the cloud may call them;
+    /// calls come back with the real values for the client's tools to run here.
     #[serde(default)]
-    tools: Option<Vec<Value>>,
+    tools: Option<Vec<InTool>>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
+    /// Accepted and ignored: calls come back together at the end of a step either way.
+    #[serde(default)]
+    #[allow(dead_code)]
+    parallel_tool_calls: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct InTool {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    function: Option<crate::cloud::ToolDef>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -176,6 +191,10 @@ struct InMessage {
     role: String,
     #[serde(default)]
     content: Option<Content>,
+    #[serde(default)]
+    tool_calls: Option<Vec<crate::cloud::ToolCall>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,12 +306,7 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
             "messages must not be empty",
         ));
     }
-    if req.tools.as_ref().is_some_and(|t| !t.is_empty()) {
-        return Err(ApiError::bad(
-            "gateway.tools_unsupported",
-            "tool definitions are not supported by this gateway yet (send the request without tools)",
-        ));
-    }
+    let tools = openai_tools(req.tools.as_deref(), req.tool_choice.as_ref())?;
     if req.n.is_some_and(|n| n != 1) {
         return Err(ApiError::bad(
             "gateway.bad_request",
@@ -305,13 +319,20 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
             "system" | "developer" => Role::System,
             "user" => Role::User,
             "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
             other => {
                 return Err(ApiError::bad(
                     "gateway.bad_request",
-                    format!("messages[{i}]: role {other:?} is not supported (system, developer, user, assistant)"),
+                    format!("messages[{i}]: role {other:?} is not supported (system, developer, user, assistant, tool)"),
                 ))
             }
         };
+        if role == Role::Tool && m.tool_call_id.as_deref().is_none_or(str::is_empty) {
+            return Err(ApiError::bad(
+                "gateway.bad_request",
+                format!("messages[{i}]: a tool message needs its tool_call_id"),
+            ));
+        }
         let content = match &m.content {
             None => String::new(),
             Some(Content::Text(t)) => t.clone(),
@@ -334,17 +355,28 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
                 text.join("\n")
             }
         };
-        messages.push(ChatMessage::new(role, content));
+        messages.push(ChatMessage {
+            tool_calls: if role == Role::Assistant {
+                m.tool_calls.clone().unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+            tool_call_id: m.tool_call_id.clone().filter(|_| role == Role::Tool),
+            ..ChatMessage::new(role, content)
+        });
     }
-    let last = messages
-        .pop()
-        .filter(|m| m.role == Role::User)
-        .ok_or_else(|| {
-            ApiError::bad(
+    // The turn to answer: the user's words, or the results of the calls the cloud asked for
+    // (they stay in the history, in order, and the step continues from them).
+    let prompt = match messages.last().map(|m| m.role) {
+        Some(Role::User) => messages.pop().map(|m| m.content).unwrap_or_default(),
+        Some(Role::Tool) => String::new(),
+        _ => {
+            return Err(ApiError::bad(
                 "gateway.bad_request",
-                "the last message must come from the user",
-            )
-        })?;
+                "the last message must come from the user (or be a tool's result)",
+            ))
+        }
+    };
     let (policy, force_local, agent) = match req.model.as_str() {
         "tandem-auto" => (gw.policy, false, None),
         "tandem-local" => (gw.policy, true, None),
@@ -375,7 +407,7 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
         ));
     }
     let task = Task {
-        prompt: last.content,
+        prompt,
         attachments: Vec::new(),
         history: messages,
         policy,
@@ -386,9 +418,83 @@ fn to_task(gw: &Gateway, req: &ChatRequest, id: &str) -> Result<(Task, RunOption
         force_local,
         max_tokens: max_tokens as usize,
         temperature: req.temperature,
+        tools,
         ..RunOptions::default()
     };
     Ok((task, opts))
+}
+
+/// The tools of a Chat Completions request, or why they cannot be offered.
+fn openai_tools(tools: Option<&[InTool]>, choice: Option<&Value>) -> Result<Tools, ApiError> {
+    let mut defs = Vec::new();
+    for (i, t) in tools.unwrap_or_default().iter().enumerate() {
+        match (t.kind.as_str(), &t.function) {
+            ("function", Some(f)) if valid_tool_name(&f.name) => defs.push(f.clone()),
+            ("function", _) => return Err(ApiError::bad(
+                "gateway.bad_request",
+                format!(
+                    "tools[{i}]: a function needs a name of letters, digits, _ or - (at most 64)"
+                ),
+            )),
+            (other, _) => {
+                return Err(ApiError::bad(
+                    "gateway.tools_unsupported",
+                    format!("tools[{i}]: only function tools are supported (got {other:?})"),
+                ))
+            }
+        }
+    }
+    let choice = match choice {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(match s.as_str() {
+            "auto" => ToolChoice::Auto,
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            other => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    format!("tool_choice {other:?} is not one of auto, none, required"),
+                ))
+            }
+        }),
+        Some(v) => match v["function"]["name"].as_str() {
+            Some(n) if defs.iter().any(|d| d.name == n) => Some(ToolChoice::Function(n.into())),
+            _ => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    "tool_choice must name one of the tools given",
+                ))
+            }
+        },
+    };
+    Ok(Tools { defs, choice })
+}
+
+/// OpenAI's rule for function names (the names also reach the provider unmasked).
+fn valid_tool_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Calls in Chat Completions' shape; streamed deltas carry their index.
+fn openai_calls(calls: &[crate::cloud::ToolCall], indexed: bool) -> Value {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut v = json!({
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            });
+            if indexed {
+                v["index"] = json!(i);
+            }
+            v
+        })
+        .collect()
 }
 
 // ---- runs -----------------------------------------------------------------------------------
@@ -458,6 +564,7 @@ async fn start(gw: &Arc<Gateway>, task: Task, opts: RunOptions) -> Result<Starte
         agent: opts.agent,
         needs: opts.needs,
         temperature: opts.temperature,
+        tools: opts.tools,
     };
     // The run holds the slot: `in_flight` counts runs alive, so a run that outlived its client
     // would show (the hang-up tests watch for it).
@@ -603,6 +710,16 @@ async fn chat_inner(
         );
     }
     let (plan, summary, notices) = finish(started).await?;
+    let mut message = json!({"role": "assistant", "content": summary.text, "refusal": null});
+    let finish_reason = if summary.tool_calls.is_empty() {
+        "stop"
+    } else {
+        message["tool_calls"] = openai_calls(&summary.tool_calls, false);
+        if summary.text.is_empty() {
+            message["content"] = Value::Null;
+        }
+        "tool_calls"
+    };
     let v = json!({
         "id": id,
         "object": "chat.completion",
@@ -611,9 +728,9 @@ async fn chat_inner(
         "system_fingerprint": null,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": summary.text, "refusal": null},
+            "message": message,
             "logprobs": null,
-            "finish_reason": "stop",
+            "finish_reason": finish_reason,
         }],
         "usage": usage(&summary),
         "tandem": extension(&plan, Some(&summary), &notices),
@@ -767,7 +884,20 @@ impl StreamWire for ChatWire {
         match result {
             Ok(summary) => {
                 let ext = extension(&s.plan, Some(&summary), notices);
-                out.push(self.chunk(s, json!({}), json!("stop"), Some(("tandem", ext))));
+                // Calls arrive whole at the end of the step (placeholders are restored in
+                // complete arguments only): one delta per call, each with its index.
+                let finish = if summary.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    out.push(self.chunk(
+                        s,
+                        json!({"tool_calls": openai_calls(&summary.tool_calls, true)}),
+                        Value::Null,
+                        None,
+                    ));
+                    "tool_calls"
+                };
+                out.push(self.chunk(s, json!({}), json!(finish), Some(("tandem", ext))));
                 if self.include_usage {
                     out.push(sse(&json!({
                         "id": s.id,

@@ -313,12 +313,28 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
     let req = &job.request;
     let mut builder = RequestBuilder::new();
     for m in &req.messages {
-        let role = match m.role {
-            Role::System => TextMessageRole::System,
-            Role::User => TextMessageRole::User,
-            Role::Assistant => TextMessageRole::Assistant,
+        // Small local models' chat templates know no tool role: a tool's result reads as a
+        // user turn that says what it is, a requested call as the assistant's words.
+        let (role, text) = match m.role {
+            Role::System => (TextMessageRole::System, m.content.clone()),
+            Role::User => (TextMessageRole::User, m.content.clone()),
+            Role::Assistant if m.tool_calls.is_empty() => {
+                (TextMessageRole::Assistant, m.content.clone())
+            }
+            Role::Assistant => {
+                let calls: Vec<String> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| format!("{}({})", c.function.name, c.function.arguments))
+                    .collect();
+                (
+                    TextMessageRole::Assistant,
+                    format!("{}\n[called {}]", m.content, calls.join(", ")),
+                )
+            }
+            Role::Tool => (TextMessageRole::User, format!("Tool result: {}", m.content)),
         };
-        builder = builder.add_message(role, &m.content);
+        builder = builder.add_message(role, &text);
     }
     // The deterministic preset replaces all sampling params: apply it first.
     builder = match req.temperature {

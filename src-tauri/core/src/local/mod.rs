@@ -31,6 +31,8 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// A tool's result, sent back by an API client after the cloud asked for the call.
+    Tool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -42,6 +44,50 @@ pub struct ChatMessage {
     /// does. Provenance, not wire data: never serialized.
     #[serde(skip)]
     pub derived_private: bool,
+    /// The calls an assistant turn asked for (OpenAI's wire shape, which the OpenAI-compatible
+    /// body serializes as is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Which call a `Role::Tool` message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// One function call a model asked for: `arguments` is JSON text, as on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FunctionCall {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: String,
+}
+
+fn function_kind() -> String {
+    "function".into()
+}
+
+impl ToolCall {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            kind: function_kind(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        }
+    }
 }
 
 impl ChatMessage {
@@ -50,6 +96,8 @@ impl ChatMessage {
             role,
             content: content.into(),
             derived_private: false,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
     }
 

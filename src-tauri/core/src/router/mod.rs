@@ -77,6 +77,9 @@ pub enum Strategy {
     /// the private documents' structure (sizes, parts — never their text), writes instructions;
     /// the local model follows them over each part and writes the answer on the device.
     CloudPlans,
+    /// Private work on one of the user's own devices (a `--trust device` server): the whole
+    /// task as it is, because the local model is too weak for it or absent; never the cloud.
+    Device,
 }
 
 /// One classified piece of the task. Offsets are code points into its source.
@@ -114,6 +117,12 @@ pub struct Context {
     /// The user chose a cloud agent: skip the "can the local model do it" check (privacy
     /// rules still apply).
     pub force_cloud: bool,
+    /// A device agent of the user's that private work may use (Pause devices is off).
+    pub device: Option<String>,
+    /// The user named that device agent: it answers.
+    pub device_chosen: bool,
+    /// No local model is loaded: a device takes whatever would have run locally.
+    pub no_local: bool,
 }
 
 /// The text the cloud would get for a task, before sanitizing: the prompt, then each
@@ -537,6 +546,24 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         );
         any_mask |= mm;
         any_local |= l;
+        // The arguments of earlier tool calls go out again, each string on its own terms
+        // (the sanitizer looks up exactly these decisions).
+        for c in &m.tool_calls {
+            crate::egress::map_json_strings(&c.function.arguments, |leaf| {
+                let (mm, l, _, _) = classify(
+                    scanner,
+                    "history",
+                    leaf,
+                    Provenance::Content,
+                    strict,
+                    &mut fragments,
+                    &mut decided,
+                );
+                any_mask |= mm;
+                any_local |= l;
+                leaf.to_string()
+            });
+        }
     }
     reasons.extend(prompt_reasons.into_iter().take(4));
 
@@ -568,6 +595,33 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         }
     };
     let class = format!("{:?}", ctx.local_class).to_lowercase();
+    let weak = p_local < threshold;
+    // Work that stays off the cloud runs on the local model, or on a device of the user's
+    // when the local model is too weak for it (`hard`) or absent.
+    let private = |why: String, hard: bool| {
+        match ctx.device.as_ref().filter(|_| hard || ctx.no_local) {
+        Some(d) => (
+            Some(Strategy::Device),
+            format!(
+                "{why}; {} → your device {d} answers it (private material may go to your devices, never to the cloud)",
+                if ctx.no_local {
+                    "no local model is loaded".to_string()
+                } else {
+                    format!("too hard for a {class} local model (p = {p_local:.2} < {threshold:.2})")
+                }
+            ),
+        ),
+        None => (None, why),
+    }
+    };
+    if let Some(d) = ctx.device.as_ref().filter(|_| ctx.device_chosen) {
+        return done(
+            Route::Local,
+            Some(Strategy::Device),
+            reasons,
+            format!("you asked your device {d}: it answers, nothing goes to the cloud"),
+        );
+    }
     // The whole request sits inside a block that marks itself confidential.
     if task.attachments.iter().any(|a| a.sensitive_source)
         && only_block_references(&task.prompt)
@@ -576,49 +630,43 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             .iter()
             .any(|a| a.name == pasted_block_name(1))
     {
-        return done(
-            Route::Local,
-            None,
-            reasons,
+        let (strategy, why) = private(
             "the pasted text marks itself confidential and holds the whole request: it stays local"
                 .into(),
+            weak,
         );
+        return done(Route::Local, strategy, reasons, why);
     }
     if p_local >= threshold && !ctx.force_cloud {
-        return done(Route::Local, None, reasons, format!(
+        let (strategy, why) = private(format!(
             "a {class} local model should handle this (p = {p_local:.2} ≥ {threshold:.2}): it stays on this device"
-        ));
+        ), false);
+        return done(Route::Local, strategy, reasons, why);
     }
     if !ctx.cloud_available {
         let why = ctx
             .cloud_unavailable_reason
             .clone()
             .unwrap_or_else(|| "no cloud agent is available".into());
-        return done(
-            Route::Local,
-            None,
-            reasons,
-            format!("{why}: answering with the local model"),
-        );
+        let (strategy, why) = private(format!("{why}: answering with the local model"), weak);
+        return done(Route::Local, strategy, reasons, why);
     }
     let needs = format!(
         "the task may be too hard for a {class} local model (p = {p_local:.2} < {threshold:.2})"
     );
     if p_local_only && !p_public && !p_mask {
-        return done(
-            Route::Local,
-            None,
-            reasons,
+        let (strategy, why) = private(
             "the question itself is private: it stays local".into(),
+            weak,
         );
+        return done(Route::Local, strategy, reasons, why);
     }
     if task.policy == Policy::Private && (any_mask || any_local) {
-        return done(
-            Route::Local,
-            None,
-            reasons,
+        let (strategy, why) = private(
             "policy private: nothing that is not public leaves this device".into(),
+            weak,
         );
+        return done(Route::Local, strategy, reasons, why);
     }
     if any_local {
         let (strategy, how) = if attach_local && read_in_parts {

@@ -65,6 +65,10 @@ pub struct Summary {
     pub masked: usize,
     pub withheld: usize,
     pub fell_back: bool,
+    /// The calls the answer asks the client to make (placeholders restored).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(skip)]
+    pub tool_calls: Vec<crate::cloud::ToolCall>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +112,9 @@ pub struct RunOptions {
     /// same value keeps its placeholder across turns) and the host stores it after the turn.
     /// `None`: a vault for this task alone.
     pub vault: Option<Arc<Mutex<Pseudonymizer>>>,
+    /// Tools an API client offers: the cloud may ask for calls, which come back restored in
+    /// the summary (the client runs them on this machine). The local model is not offered them.
+    pub tools: crate::cloud::Tools,
 }
 
 /// Everything a task needs, built once by the host.
@@ -161,7 +168,7 @@ impl Orchestrator {
             .provider(provider)
             .ok_or_else(|| RunError::Internal(format!("unknown provider {provider}")))?;
         let r = Arc::new(Reliable::new(
-            cloud::connect(p.wire, &p.name, &p.base_url)?,
+            cloud::connect_provider(p)?,
             self.reliability.clone(),
         ));
         map.insert(provider.to_string(), r.clone());
@@ -193,8 +200,9 @@ impl Orchestrator {
             Some(a) => self
                 .catalog
                 .agent(a)
+                .filter(|a| !self.catalog.is_device(a))
                 .cloned()
-                .ok_or_else(|| format!("no agent named {a:?}"))?,
+                .ok_or_else(|| format!("no cloud agent named {a:?}"))?,
             None => {
                 let needs = Needs {
                     input_tokens: (task_chars / 4) as u64 + 1,
@@ -225,6 +233,31 @@ impl Orchestrator {
         Ok((agent, key))
     }
 
+    /// The device agent private work may use, with its key ("" when it needs none), unless
+    /// Pause devices is on. Blocking (keychain).
+    fn choose_device(&self, opts: &RunOptions) -> Option<(Agent, String)> {
+        if self.egress.devices_paused() {
+            return None;
+        }
+        let key_of = |p: &crate::cloud::agents::ProviderConfig| match self.keys.get(&p.name) {
+            Ok(Some((k, _))) => Some(k.expose().to_string()),
+            _ if !p.needs_key => Some(String::new()),
+            _ => None,
+        };
+        let agent = self
+            .catalog
+            .device(opts.agent.as_deref(), |p| key_of(p).is_some())
+            .or_else(|| {
+                // A named cloud agent does not stop private work from using a device.
+                opts.agent
+                    .as_ref()
+                    .and_then(|_| self.catalog.device(None, |p| key_of(p).is_some()))
+            })?
+            .clone();
+        let key = key_of(self.catalog.provider(&agent.provider)?)?;
+        Some((agent, key))
+    }
+
     /// Plans `task` and runs it. Events stream on `tx`; the summary comes back at the end.
     pub async fn run(
         self: &Arc<Self>,
@@ -235,7 +268,7 @@ impl Orchestrator {
         let chars =
             task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>();
         let (me, mut t, o) = (self.clone(), task, opts.clone());
-        let (plan, choice, task) = tokio::task::spawn_blocking(move || {
+        let (plan, choice, device, task) = tokio::task::spawn_blocking(move || {
             // Before planning, so the plan and every step after it see the same attachments.
             super::mark_confidential(&mut t);
             let choice = if o.force_local {
@@ -243,18 +276,32 @@ impl Orchestrator {
             } else {
                 me.choose_agent(&o, chars)
             };
+            // `--local` means this machine's model only.
+            let device = (!o.force_local).then(|| me.choose_device(&o)).flatten();
+            let device_chosen = device
+                .as_ref()
+                .is_some_and(|(a, _)| o.agent.as_deref() == Some(a.name.as_str()));
             let ctx = Context {
                 local_class: me.local_class,
                 cloud_available: choice.is_ok(),
                 cloud_unavailable_reason: choice.as_ref().err().cloned(),
-                force_cloud: o.agent.is_some(),
+                // A client that offers tools wants them called: the local model does not call
+                // tools, so the "can the local model do it" guess is skipped (privacy still
+                // decides).
+                force_cloud: (o.agent.is_some() && !device_chosen) || !o.tools.is_empty(),
+                device: device.as_ref().map(|(a, _)| a.name.clone()),
+                device_chosen,
+                no_local: me.local.is_none(),
             };
-            (plan(me.sanitizer.scanner(), &t, &ctx), choice, t)
+            (plan(me.sanitizer.scanner(), &t, &ctx), choice, device, t)
         })
         .await
         .map_err(|e| RunError::Internal(e.to_string()))?;
         send(&tx, RunEvent::Plan { plan: plan.clone() }).await;
-        if let (Some(a), Err(why)) = (&opts.agent, &choice) {
+        let named_device = device
+            .as_ref()
+            .is_some_and(|(a, _)| opts.agent.as_deref() == Some(a.name.as_str()));
+        if let (Some(a), Err(why), false) = (&opts.agent, &choice, named_device) {
             send(
                 &tx,
                 RunEvent::Notice {
@@ -267,8 +314,49 @@ impl Orchestrator {
             route: Some(plan.route),
             ..Summary::default()
         };
+        if let (Some(Strategy::Device), Some((agent, key))) = (plan.strategy, &device) {
+            match self
+                .run_device(&task, &opts, agent, key, &plan, &tx, &mut summary)
+                .await
+            {
+                Ok(()) => return Ok(summary),
+                Err(why) if self.local.is_none() => return Err(RunError::CloudFailed(why)),
+                Err(why) => {
+                    send(
+                        &tx,
+                        RunEvent::Notice {
+                            text: format!("{why}; answering with the local model"),
+                        },
+                    )
+                    .await;
+                    summary.fell_back = true;
+                    summary.agent = None;
+                    if !summary.text.is_empty() {
+                        summary.text.push_str("\n\n");
+                        send(
+                            &tx,
+                            RunEvent::Text {
+                                text: "\n\n".into(),
+                            },
+                        )
+                        .await;
+                    }
+                    self.run_local(&task, &opts, &tx, &mut summary).await?;
+                    return Ok(summary);
+                }
+            }
+        }
         match (plan.route, choice) {
             (Route::Local, _) | (_, Err(_)) => {
+                if !opts.tools.is_empty() {
+                    send(
+                        &tx,
+                        RunEvent::Notice {
+                            text: "the local model answered in words: tools are offered to cloud agents only".into(),
+                        },
+                    )
+                    .await;
+                }
                 self.run_local(&task, &opts, &tx, &mut summary).await?;
             }
             (_, Ok((agent, key))) => {
@@ -334,14 +422,8 @@ impl Orchestrator {
             },
         )
         .await;
-        let mut prompt = task.prompt.clone();
-        for a in &task.attachments {
-            prompt.push_str(&attachment_block(a, &a.text));
-        }
-        let mut messages = task.history.clone();
-        messages.push(ChatMessage::user(prompt));
         let req = GenerateRequest {
-            messages,
+            messages: on_device_messages(task),
             max_tokens: opts.max_tokens.max(1),
             temperature: opts.temperature,
         };
@@ -361,6 +443,88 @@ impl Orchestrator {
             }
         }
         Err(crate::local::LocalError::Stopped.into())
+    }
+
+    /// Private work on one of the user's own devices: the task as the local model would read
+    /// it (the agent's role first), through the door's device path (Pause devices, the ledger
+    /// as a device transmission); its answer streams like the local model's.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_device(
+        &self,
+        task: &Task,
+        opts: &RunOptions,
+        agent: &Agent,
+        key: &str,
+        plan: &Plan,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<(), StepError> {
+        let provider_cfg = self
+            .catalog
+            .provider(&agent.provider)
+            .ok_or_else(|| StepError::Internal(format!("unknown provider {}", agent.provider)))?;
+        let mut messages = vec![ChatMessage::new(
+            Role::System,
+            self.catalog.role_of(agent).to_string(),
+        )];
+        messages.extend(on_device_messages(task));
+        let req = crate::egress::DeviceRequest::new(
+            &opts.task_id,
+            agent,
+            provider_cfg,
+            messages,
+            Some(opts.max_tokens.max(1) as u32),
+            opts.temperature,
+            plan.reasons.clone(),
+        )
+        .map_err(StepError::Egress)?;
+        let sent_tokens = (req.chars() / 4) as u64;
+        send(
+            tx,
+            RunEvent::Step {
+                step: format!("ask your device {}", agent.name),
+                place: "device".into(),
+            },
+        )
+        .await;
+        let provider = self
+            .reliable(&agent.provider)
+            .map_err(|e| StepError::Run(Box::new(e)))?;
+        let mut stream = self
+            .egress
+            .send_device(req, &provider, key)
+            .await
+            .map_err(StepError::Egress)?;
+        summary.agent = Some(format!("your device: {}", agent.name));
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(CloudEvent::Delta { text }) => {
+                    if !text.is_empty() {
+                        summary.text.push_str(&text);
+                        send(tx, RunEvent::Text { text }).await;
+                    }
+                }
+                Ok(CloudEvent::Done { usage, .. }) => {
+                    // The user's own hardware: tokens count as local work, at no price.
+                    let (tin, tout) = usage
+                        .map(|u| (u.prompt_tokens, u.completion_tokens))
+                        .unwrap_or((sent_tokens, 0));
+                    summary.local_tokens += tin + tout;
+                    summary.prompt_tokens += tin;
+                    summary.completion_tokens += tout;
+                    return Ok(());
+                }
+                Err(e) => {
+                    return Err(StepError::Cloud {
+                        agent: agent.name.clone(),
+                        source: e,
+                    })
+                }
+            }
+        }
+        Err(StepError::Cut {
+            agent: agent.name.clone(),
+        })
     }
 
     /// Adds one local generation to the task's accounting and the ledger (metrics only).
@@ -655,9 +819,24 @@ impl Orchestrator {
                         emit(&mut out, summary, tx, show, shown).await;
                     }
                 }
-                Ok(CloudEvent::Done { usage, .. }) => {
+                Ok(CloudEvent::Done {
+                    usage, tool_calls, ..
+                }) => {
                     let shown = restore.finish(&mut pz);
                     emit(&mut out, summary, tx, show, shown).await;
+                    // The client's tools run on this machine and need the real values; the
+                    // rule for links and fetching commands holds inside arguments too, and an
+                    // argument that is an address as a whole keeps every placeholder.
+                    for mut c in tool_calls.into_iter().filter(|_| show) {
+                        c.function.arguments =
+                            crate::egress::map_json_strings(&c.function.arguments, |s| {
+                                let r = pz.restore_argument(s);
+                                restore.refused.extend(r.refused);
+                                restore.unknown.extend(r.unknown);
+                                r.text
+                            });
+                        summary.tool_calls.push(c);
+                    }
                     let (tin, tout) = usage
                         .map(|u| (u.prompt_tokens, u.completion_tokens))
                         .unwrap_or((sent_tokens, 0));
@@ -706,6 +885,20 @@ impl Orchestrator {
             agent: agent.name.clone(),
         })
     }
+}
+
+/// The task as a model on the user's own hardware reads it (this machine's, or a device's):
+/// the history as it is, then the prompt with every attachment in full.
+fn on_device_messages(task: &Task) -> Vec<ChatMessage> {
+    let mut prompt = task.prompt.clone();
+    for a in &task.attachments {
+        prompt.push_str(&attachment_block(a, &a.text));
+    }
+    let mut messages = task.history.clone();
+    if !prompt.is_empty() || messages.is_empty() {
+        messages.push(ChatMessage::user(prompt));
+    }
+    messages
 }
 
 /// Appends a piece of a cloud reply to `out`; when it is the answer, shows it too.
@@ -803,12 +996,15 @@ fn draft_of(
     let mut turns: Vec<Turn> = task
         .history
         .iter()
-        .map(|m| Turn::new(m.role, super::history_text(m).into_owned()))
+        .map(|m| Turn::of(m, super::history_text(m).into_owned()))
         .collect();
-    turns.push(Turn {
-        role: Role::User,
-        parts,
-    });
+    // A turn that only carries tool results back has no new words of the user's.
+    if parts.iter().any(|(t, _)| !t.is_empty()) {
+        turns.push(Turn {
+            parts,
+            ..Turn::new(Role::User, "")
+        });
+    }
     Draft {
         task: opts.task_id.clone(),
         agent: agent.clone(),
@@ -816,6 +1012,12 @@ fn draft_of(
         turns,
         max_tokens: Some(max_tokens),
         temperature: opts.temperature,
+        // The planner writes instructions, not calls: only the answering step gets the tools.
+        tools: if plan.strategy == Some(Strategy::CloudPlans) {
+            Default::default()
+        } else {
+            opts.tools.clone()
+        },
         reasons: plan.reasons.clone(),
         decisions: plan.decisions.clone(),
     }

@@ -128,6 +128,17 @@ const FETCH_CALLS: &[&str] = &[
     "navigator.",
 ];
 
+/// Whether a tool argument is an address as a whole: a URL, a protocol-relative or `www.`
+/// host, a `mailto:` or `data:` target.
+pub fn address_like(text: &str) -> bool {
+    let t = text.trim_start().to_ascii_lowercase();
+    t.contains("://")
+        || t.starts_with("www.")
+        || t.starts_with("mailto:")
+        || t.starts_with("data:")
+        || t.starts_with("//")
+}
+
 /// Whether a placeholder between `before` (the text before it on its line) and `after` (the
 /// text after it) sits where its original would travel: inside a URL or e-mail-like target, a
 /// Markdown link or image target or reference definition, an HTML tag's attributes, or a line
@@ -386,6 +397,25 @@ impl Pseudonymizer {
         self.pattern.as_ref()
     }
 
+    /// Puts originals back into one string argument of a tool call the cloud asked for: as in
+    /// a reply, except that an argument that is an address as a whole (`address_like`) keeps
+    /// every placeholder. A tool that fetches `https://x/p?d=Look up [IBAN_1]` sends the whole
+    /// string, spaces and all, to whoever wrote it; a reply's link ends at the first space.
+    pub fn restore_argument(&mut self, arg: &str) -> Restored {
+        if address_like(arg) {
+            return Restored {
+                text: arg.to_string(),
+                restored: 0,
+                unknown: Vec::new(),
+                refused: typed_placeholders()
+                    .find_iter(arg)
+                    .map(|m| m.as_str().to_string())
+                    .collect(),
+            };
+        }
+        self.restore(arg)
+    }
+
     /// Puts originals back into a reply, tolerating reformatted placeholders (`[person_1]`,
     /// `PERSON 1`, `(PERSON_1)`, `**[PERSON_1]**`), except where `exfil_context` says the
     /// original would travel.
@@ -486,6 +516,25 @@ mod tests {
             tier: Tier::QuasiIdentifier,
             score: 1.0,
             detector: "test".into(),
+        }
+    }
+
+    #[test]
+    fn a_tool_argument_that_is_an_address_keeps_its_placeholders() {
+        let mut p = Pseudonymizer::new();
+        let t = "Pay DE89370400440532013000 today.";
+        let m = p.mask(t, &[&span(t, "DE89370400440532013000", "IBAN_CODE")]);
+        assert!(m.text.contains("[IBAN_1]"), "{}", m.text);
+        let r = p.restore_argument("Look up [IBAN_1] please");
+        assert_eq!(r.text, "Look up DE89370400440532013000 please");
+        for addr in [
+            "https://x.example/p?d=Look up [IBAN_1] please",
+            "www.x.example/[IBAN_1]",
+            "mailto:a@x.example?body=[IBAN_1]",
+        ] {
+            let r = p.restore_argument(addr);
+            assert_eq!(r.text, addr);
+            assert_eq!(r.refused, ["[IBAN_1]"]);
         }
     }
 

@@ -48,6 +48,7 @@ fn sanitized(
         turns: vec![Turn::new(Role::User, "hi")],
         max_tokens,
         temperature,
+        tools: Default::default(),
         reasons: vec![],
         decisions: Default::default(),
     };
@@ -129,7 +130,8 @@ async fn streams_what_real_providers_send() {
                 usage: Some(Usage {
                     prompt_tokens: 12,
                     completion_tokens: 2
-                })
+                }),
+                tool_calls: Vec::new(),
             })],
             "{wire:?}"
         );

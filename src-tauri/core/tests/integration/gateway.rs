@@ -69,6 +69,7 @@ async fn rig(local: Local, limits: Limits, first_byte: Duration) -> Rig {
                 wire: Wire::Openai,
                 base_url: cloud.base_url(),
                 needs_key: true,
+                trust: Default::default(),
             },
             // Configured but without a key: not listed by /v1/models.
             ProviderConfig {
@@ -76,6 +77,7 @@ async fn rig(local: Local, limits: Limits, first_byte: Duration) -> Rig {
                 wire: Wire::Openai,
                 base_url: cloud.base_url(),
                 needs_key: true,
+                trust: Default::default(),
             },
         ],
         agents: vec![

@@ -42,6 +42,7 @@ fn catalog(base: &str, wire: Wire, model: &str) -> Catalog {
             wire,
             base_url: base.into(),
             needs_key: true,
+            trust: Default::default(),
         }],
         agents: vec![agent(model)],
     }
@@ -89,6 +90,9 @@ fn ctx(class: LocalClass) -> Context {
         cloud_available: true,
         cloud_unavailable_reason: None,
         force_cloud: false,
+        device: None,
+        device_chosen: false,
+        no_local: false,
     }
 }
 
@@ -235,6 +239,7 @@ fn personal_material_masks_names_places_and_links() {
         turns: vec![Turn::new(Role::User, letter)],
         max_tokens: None,
         temperature: None,
+        tools: Default::default(),
         reasons: Vec::new(),
         decisions: Default::default(),
     };
@@ -550,6 +555,7 @@ async fn egress_blocks_paused_and_rescan_hits_and_records_them_without_payload()
         turns: vec![Turn::new(Role::User, "Status of Project Nightjar?")],
         max_tokens: None,
         temperature: None,
+        tools: Default::default(),
         reasons: vec!["test".into()],
         decisions: Default::default(),
     };
@@ -619,6 +625,7 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
                     turns: vec![Turn::new(Role::User, "hello there")],
                     max_tokens: None,
                     temperature: None,
+                    tools: Default::default(),
                     reasons: vec!["test".into()],
                     decisions: Default::default(),
                 },
@@ -708,6 +715,7 @@ async fn the_ledger_persists_and_prunes_old_entries() {
         payload: format!("payload {i}"),
         reasons: vec![],
         wire: Vec::new(),
+        destination: Default::default(),
     };
     {
         let l = Ledger::open_with(&path, Box::new(FixedClock(0)), Retention::default()).unwrap();
@@ -1191,4 +1199,156 @@ fn the_sanitizer_applies_the_plans_decisions() {
     let mut lax_plan = plan.clone();
     lax_plan.decisions = tandem_core::sensitivity::Decisions::new(vec![(prompt.into(), lax)]);
     assert!(sanitize(&lax_plan).contains("Ivo Marsh"));
+}
+
+/// A device of the user's (a `Trust::Device` provider, here a second loopback server) gets the
+/// private work the local model cannot do, unmasked and recorded apart; the cloud gets none of
+/// it, Pause cloud does not stop the device and Pause devices does.
+#[tokio::test]
+async fn private_work_goes_to_the_users_device_never_to_the_cloud() {
+    use tandem_core::cloud::agents::Trust;
+    use tandem_core::pause::PauseSwitch;
+    let cloud = Loopback::start(KEY).await.unwrap();
+    let device = Loopback::start("").await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&dir.path().join("ledger.sqlite3")).unwrap();
+    let store = Arc::new(MemoryStore::default());
+    store.set("lb", &ApiKey::new(KEY).unwrap()).unwrap();
+    let catalog = Catalog {
+        default_role: "Answer.".into(),
+        providers: vec![
+            ProviderConfig {
+                name: "lb".into(),
+                wire: Wire::Openai,
+                base_url: cloud.base_url(),
+                needs_key: true,
+                trust: Trust::Cloud,
+            },
+            ProviderConfig {
+                name: "desk".into(),
+                wire: Wire::Openai,
+                base_url: device.base_url(),
+                needs_key: false,
+                trust: Trust::Device,
+            },
+        ],
+        agents: vec![agent("echo"), Agent::new("desk", "desk", "echo")],
+    };
+    // The picker never offers a device as a cloud agent, even the better one.
+    let mut better = catalog.clone();
+    better.agents[1].quality = 10;
+    assert_eq!(
+        better
+            .pick(&tandem_core::cloud::agents::Needs::default(), |_| true)
+            .unwrap()
+            .name,
+        "lb"
+    );
+    let devices_paused = Arc::new(PauseSwitch::memory());
+    let scanner = scanner();
+    let egress = Arc::new(
+        Egress::new(scanner.clone(), Some(ledger.clone()))
+            .with_device_pause(devices_paused.clone()),
+    );
+    // No local model on this machine.
+    let o = Arc::new(Orchestrator::new(
+        Sanitizer::new(scanner),
+        egress.clone(),
+        None,
+        catalog,
+        Keys::new(store),
+        LocalClass::Small,
+    ));
+    let iban = "DE89 3704 0044 0532 0130 00";
+    let private = |prompt: &str| Task {
+        prompt: prompt.into(),
+        policy: Policy::Private,
+        ..Task::default()
+    };
+    let (s, events) = run(
+        &o,
+        private(&format!("My account is {iban}; what is its bank code?")),
+        None,
+    )
+    .await;
+    let plan = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Plan { plan } => Some(plan.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (plan.route, plan.strategy),
+        (Route::Local, Some(How::Device)),
+        "{plan:?}"
+    );
+    assert!(
+        plan.reasons[0].contains("your device desk"),
+        "{:?}",
+        plan.reasons
+    );
+    assert_eq!(s.agent.as_deref(), Some("your device: desk"));
+    // The device echoes what it read: the IBAN as written, because it went there unmasked.
+    assert!(s.text.contains(iban), "{}", s.text);
+    assert!(device
+        .received()
+        .iter()
+        .any(|b| b.to_string().contains(iban)));
+    assert!(cloud.received().is_empty(), "the cloud got private work");
+
+    // Cloud work goes to the cloud, never to the device.
+    let (s, _) = run(
+        &o,
+        Task {
+            prompt: "Write a detailed essay on the causes of the First World War.".into(),
+            ..Task::default()
+        },
+        Some("lb"),
+    )
+    .await;
+    assert_eq!(s.agent.as_deref(), Some("lb"));
+    assert_eq!(device.received().len(), 1, "cloud work reached the device");
+    assert_eq!(cloud.received().len(), 1);
+
+    // Pause cloud: the device still answers (here, what would have gone to the cloud).
+    egress.set_paused(true);
+    let (s, _) = run(
+        &o,
+        Task {
+            prompt: "What is 2 + 2?".into(),
+            ..Task::default()
+        },
+        None,
+    )
+    .await;
+    assert_eq!(s.agent.as_deref(), Some("your device: desk"));
+    assert_eq!(cloud.received().len(), 1, "Pause cloud let something out");
+    egress.set_paused(false);
+
+    // Pause devices: nothing goes to the device; with no local model the private task fails.
+    devices_paused.set(true).unwrap();
+    let (tx, _rx) = tokio::sync::mpsc::channel(1000);
+    let err = o
+        .run(
+            private(&format!("My account is {iban}.")),
+            RunOptions::default(),
+            tx,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no local model"), "{err}");
+    assert_eq!(device.received().len(), 2);
+    devices_paused.set(false).unwrap();
+
+    // The ledger keeps them apart: one cloud request, two device ones.
+    let t = ledger.totals(None).await.unwrap();
+    assert_eq!((t.sent, t.device_sent), (1, 2), "{t:?}");
+    let rows = ledger.list(10).await.unwrap();
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.destination == tandem_core::ledger::Destination::Device)
+            .count(),
+        2
+    );
 }

@@ -11,7 +11,7 @@ struct MessagesRequest {
     /// Required by Anthropic's API; the gateway's default when a client leaves it out.
     #[serde(default)]
     max_tokens: Option<u64>,
-    messages: Vec<InMessage>,
+    messages: Vec<AMessage>,
     /// A string or a list of text blocks.
     #[serde(default)]
     system: Option<Content>,
@@ -19,9 +19,140 @@ struct MessagesRequest {
     stream: Option<bool>,
     #[serde(default)]
     temperature: Option<f64>,
-    /// Tool definitions: not supported yet, and refused plainly rather than dropped.
+    /// Tools the model may call (`name`, `description`, `input_schema`).
     #[serde(default)]
-    tools: Option<Vec<Value>>,
+    tools: Option<Vec<ATool>>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ATool {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    input_schema: Option<Value>,
+    /// Anthropic's own server tools (`web_search_...`) have a type; client tools may not.
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AMessage {
+    role: String,
+    content: AContent,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum AContent {
+    Text(String),
+    Blocks(Vec<ABlock>),
+}
+
+/// A content block: text, a `tool_use` an assistant turn made, or a `tool_result` the client
+/// sends back in a user turn.
+#[derive(Debug, Deserialize)]
+struct ABlock {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+fn text_message(role: &str, text: String) -> InMessage {
+    InMessage {
+        role: role.into(),
+        content: Some(Content::Text(text)),
+        tool_calls: None,
+        tool_call_id: None,
+    }
+}
+
+/// One Messages turn as chat messages: an assistant's `tool_use` blocks become its calls, a
+/// user's `tool_result` blocks become tool messages (before any words of the same turn).
+fn turn_messages(i: usize, m: AMessage, out: &mut Vec<InMessage>) -> Result<(), ApiError> {
+    let blocks = match m.content {
+        AContent::Text(t) => {
+            out.push(text_message(&m.role, t));
+            return Ok(());
+        }
+        AContent::Blocks(b) => b,
+    };
+    let (mut text, mut calls) = (Vec::new(), Vec::new());
+    for b in blocks {
+        match (b.kind.as_str(), m.role.as_str()) {
+            ("text", _) => text.push(b.text.unwrap_or_default()),
+            ("tool_use", "assistant") => calls.push(crate::cloud::ToolCall::new(
+                b.id.unwrap_or_default(),
+                b.name.unwrap_or_default(),
+                b.input.unwrap_or_else(|| json!({})).to_string(),
+            )),
+            ("tool_result", "user") => {
+                let Some(id) = b.tool_use_id.filter(|i| !i.is_empty()) else {
+                    return Err(ApiError::bad(
+                        "gateway.bad_request",
+                        format!("messages[{i}]: a tool_result needs its tool_use_id"),
+                    ));
+                };
+                let result = match b.content {
+                    None => String::new(),
+                    Some(Content::Text(t)) => t,
+                    Some(Content::Parts(parts)) => {
+                        let mut t = Vec::new();
+                        for p in parts {
+                            match (p.kind.as_str(), p.text) {
+                                ("text", Some(x)) => t.push(x),
+                                (other, _) => {
+                                    return Err(ApiError::bad(
+                                        "gateway.bad_request",
+                                        format!("messages[{i}]: only text tool results are supported (got {other:?})"),
+                                    ))
+                                }
+                            }
+                        }
+                        t.join("\n")
+                    }
+                };
+                out.push(InMessage {
+                    role: "tool".into(),
+                    content: Some(Content::Text(if b.is_error == Some(true) {
+                        format!("Error: {result}")
+                    } else {
+                        result
+                    })),
+                    tool_calls: None,
+                    tool_call_id: Some(id),
+                });
+            }
+            (other, role) => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    format!("messages[{i}]: {other:?} blocks are not supported in a {role} turn"),
+                ))
+            }
+        }
+    }
+    if !calls.is_empty() || !text.is_empty() {
+        out.push(InMessage {
+            tool_calls: (!calls.is_empty()).then_some(calls),
+            ..text_message(&m.role, text.join("\n"))
+        });
+    }
+    Ok(())
 }
 
 /// An `ApiError` rendered the way Anthropic's clients read errors.
@@ -70,23 +201,57 @@ fn authorize_messages(gw: &Gateway, headers: &HeaderMap) -> Result<(), ApiError>
 /// The Messages request as the chat request it stands for: the system prompt first, then the
 /// turns; content blocks other than text are refused by the same check as chat parts.
 fn to_chat(req: MessagesRequest) -> Result<ChatRequest, ApiError> {
-    if req.tools.as_ref().is_some_and(|t| !t.is_empty()) {
-        return Err(ApiError::bad(
-            "gateway.tools_unsupported",
-            "tool definitions are not supported by this gateway yet (send the request without tools)",
-        ));
-    }
     if req.max_tokens == Some(0) {
         return Err(ApiError::bad(
             "gateway.bad_request",
             "max_tokens must be at least 1",
         ));
     }
+    let mut tools = Vec::new();
+    for (i, t) in req.tools.unwrap_or_default().into_iter().enumerate() {
+        if t.kind.as_deref().is_some_and(|k| k != "custom") {
+            return Err(ApiError::bad(
+                "gateway.tools_unsupported",
+                format!(
+                    "tools[{i}]: only client tools are supported (got {:?})",
+                    t.kind
+                ),
+            ));
+        }
+        tools.push(InTool {
+            kind: "function".into(),
+            function: Some(crate::cloud::ToolDef {
+                name: t.name,
+                description: t.description,
+                parameters: t
+                    .input_schema
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            }),
+        });
+    }
+    // Anthropic's choice in OpenAI's terms (`openai_tools` checks it).
+    let tool_choice = match &req.tool_choice {
+        None | Some(Value::Null) => None,
+        Some(c) => Some(match c["type"].as_str() {
+            Some("auto") => json!("auto"),
+            Some("any") => json!("required"),
+            Some("none") => json!("none"),
+            Some("tool") => json!({"type": "function", "function": {"name": c["name"]}}),
+            _ => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    "tool_choice.type must be auto, any, tool or none",
+                ))
+            }
+        }),
+    };
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if let Some(system) = req.system {
         messages.push(InMessage {
             role: "system".into(),
             content: Some(system),
+            tool_calls: None,
+            tool_call_id: None,
         });
     }
     for (i, m) in req.messages.into_iter().enumerate() {
@@ -99,7 +264,7 @@ fn to_chat(req: MessagesRequest) -> Result<ChatRequest, ApiError> {
                 ),
             ));
         }
-        messages.push(m);
+        turn_messages(i, m, &mut messages)?;
     }
     Ok(ChatRequest {
         model: req.model,
@@ -110,8 +275,38 @@ fn to_chat(req: MessagesRequest) -> Result<ChatRequest, ApiError> {
         max_completion_tokens: None,
         temperature: req.temperature,
         n: None,
-        tools: None,
+        tools: Some(tools),
+        tool_choice,
+        parallel_tool_calls: None,
     })
+}
+
+/// The answer's content blocks: its text, then a `tool_use` block per call.
+fn content_blocks(s: &Summary) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    if !s.text.is_empty() || s.tool_calls.is_empty() {
+        blocks.push(json!({"type": "text", "text": s.text}));
+    }
+    blocks.extend(s.tool_calls.iter().map(|c| {
+        json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": call_input(c)})
+    }));
+    blocks
+}
+
+/// A call's arguments as the object Anthropic's clients expect.
+fn call_input(c: &crate::cloud::ToolCall) -> Value {
+    serde_json::from_str::<Value>(&c.function.arguments)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}))
+}
+
+fn stop_reason(s: &Summary) -> &'static str {
+    if s.tool_calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    }
 }
 
 fn message_id(id: &str) -> String {
@@ -158,8 +353,8 @@ async fn messages_inner(
         "type": "message",
         "role": "assistant",
         "model": chat.model,
-        "content": [{"type": "text", "text": summary.text}],
-        "stop_reason": "end_turn",
+        "content": content_blocks(&summary),
+        "stop_reason": stop_reason(&summary),
         "stop_sequence": null,
         "usage": message_usage(&summary),
         "tandem": extension(&plan, Some(&summary), &notices),
@@ -226,22 +421,42 @@ impl StreamWire for MessagesWire {
         result: Result<Summary, ApiError>,
     ) -> Vec<Bytes> {
         match result {
-            Ok(summary) => vec![
-                event(
+            Ok(summary) => {
+                let mut out = vec![event(
                     "content_block_stop",
                     &json!({"type": "content_block_stop", "index": 0}),
-                ),
-                event(
+                )];
+                // Each call as its own block after the text, its input in one delta (calls
+                // arrive whole: placeholders are restored in complete arguments only).
+                for (n, c) in summary.tool_calls.iter().enumerate() {
+                    let index = n + 1;
+                    out.push(event(
+                        "content_block_start",
+                        &json!({"type": "content_block_start", "index": index,
+                                "content_block": {"type": "tool_use", "id": c.id, "name": c.function.name, "input": {}}}),
+                    ));
+                    out.push(event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": call_input(c).to_string()}}),
+                    ));
+                    out.push(event(
+                        "content_block_stop",
+                        &json!({"type": "content_block_stop", "index": index}),
+                    ));
+                }
+                out.push(event(
                     "message_delta",
                     &json!({
                         "type": "message_delta",
-                        "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                        "delta": {"stop_reason": stop_reason(&summary), "stop_sequence": null},
                         "usage": message_usage(&summary),
                         "tandem": extension(&s.plan, Some(&summary), notices),
                     }),
-                ),
-                event("message_stop", &json!({"type": "message_stop"})),
-            ],
+                ));
+                out.push(event("message_stop", &json!({"type": "message_stop"})));
+                out
+            }
             Err(e) => vec![event("error", &AnthropicError(e).body())],
         }
     }
