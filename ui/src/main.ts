@@ -73,9 +73,9 @@ function card(label: string, value: string): HTMLElement {
   return c;
 }
 
-function badge(route: string | null | undefined): HTMLElement {
-  const b = el("span", `badge ${route ?? ""}`, routeLabel(route));
-  b.setAttribute("aria-label", `Route: ${routeLabel(route)}`);
+function badge(route: string | null | undefined, strategy?: string | null): HTMLElement {
+  const b = el("span", `badge ${route ?? ""}`, routeLabel(route, strategy));
+  b.setAttribute("aria-label", `Route: ${routeLabel(route, strategy)}`);
   return b;
 }
 
@@ -157,7 +157,7 @@ function turnView(question: string, files: string[]) {
   if (files.length) root.append(el("div", "files", `Attached: ${files.join(", ")}`));
   root.append(head, reasons, answer, notices, metrics, leftBtn, left);
   const setPlan = (p: Plan) => {
-    b.replaceWith(badge(p.route));
+    root.querySelector(".badge")?.replaceWith(badge(p.route, p.strategy));
     reasons.replaceChildren(...p.reasons.map((r) => el("li", "", r)));
   };
   const finish = (t: Turn) => {
@@ -692,7 +692,7 @@ function quickWindow() {
     b.textContent = "…";
     try {
       const res = await ipc.ask({ conversation: null, prompt: q, attachments: chips.ids(), task: running }, (e) => {
-        if (e.type === "plan") { b.className = `badge ${e.plan.route}`; b.textContent = routeLabel(e.plan.route); }
+        if (e.type === "plan") { b.className = `badge ${e.plan.route}`; b.textContent = routeLabel(e.plan.route, e.plan.strategy); }
         if (e.type === "text") { streamed += e.text; render.update(streamed); }
       });
       render.done(res.turn.answer);

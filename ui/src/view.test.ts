@@ -38,6 +38,7 @@ describe("view helpers", () => {
     expect(formatSummary(summary, 4200)).toBe(
       "30 local + 120 cloud tokens · 4.2 s · cost $0.00120 (all-cloud $0.00340) · ≈ 252.5 J · 2 masked");
     expect(routeLabel("split")).toBe("Split");
+    expect(routeLabel("local", "device")).toBe("Your device");
     expect(formatSummary({ ...summary, agent: "your device: desk", cloud_tokens: 0, masked: 0 }, 1000).startsWith("your device: desk · ")).toBe(true);
     expect(savings([{ summary }, { summary: null }]).allCloud).toBeCloseTo(0.0034);
   });

@@ -25,7 +25,9 @@ export function errorText(e: unknown): string {
   return String(e);
 }
 
-export function routeLabel(route: string | null | undefined): string {
+export function routeLabel(route: string | null | undefined, strategy?: string | null): string {
+  // Private work one of the user's own servers answered (`--trust device`).
+  if (strategy === "device") return "Your device";
   switch (route) {
     case "local": return "Local";
     case "cloud": return "Cloud";
