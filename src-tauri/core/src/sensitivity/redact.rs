@@ -204,6 +204,13 @@ pub fn decide_report(
                 add_entities(&piece, &known, &mut local);
                 add_unknown_words(&piece, &mut local);
             }
+            // Tandem's own placeholders (`[IBAN_1]`, left in a link the cloud wrote, or in a
+            // tool call's address argument) hold nothing private: masking them again would
+            // only turn `[IBAN_1]` into `[[CODE_1]]`.
+            let ours = placeholder_ranges(&piece);
+            if !ours.is_empty() {
+                local.retain(|s| !ours.iter().any(|&(a, b)| s.start >= a && s.end <= b));
+            }
             Decided {
                 start: f.start,
                 end: f.end,
@@ -223,6 +230,23 @@ pub fn decide_report(
         verdict: report.verdict,
         reasons: report.reasons.clone(),
     }
+}
+
+/// Where Tandem's placeholders (`[KIND_N]`) sit in `text`, in characters.
+fn placeholder_ranges(text: &str) -> Vec<(usize, usize)> {
+    static P: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = P
+        .get_or_init(|| regex::Regex::new(r"\[[A-Z][A-Z]*(?:_[A-Z]+)*_\d{1,6}\]").ok())
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    re.find_iter(text)
+        .map(|m| {
+            let start = text[..m.start()].chars().count();
+            (start, start + m.as_str().chars().count())
+        })
+        .collect()
 }
 
 /// Renders `text` as the cloud receives it under `decision`: masks replaced by placeholders
