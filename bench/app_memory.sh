@@ -15,7 +15,7 @@ SETTLE="${1:-10}"
 
 measure() { # label models_dir wait_for_load [command]
   local log; log=$(mktemp)
-  DISPLAY=$display TANDEM_LOG=info TANDEM_MODELS_DIR="$2" "${4:-$APP}" >"$log" 2>&1 & app=$!
+  DISPLAY=$display TANDEM_LOG=info TANDEM_MODEL="${TANDEM_MODEL:-smollm2-135m-instruct}" TANDEM_MODELS_DIR="$2" "${4:-$APP}" >"$log" 2>&1 & app=$!
   if [ "$3" = yes ]; then
     for _ in $(seq 300); do grep -q "local model loaded" "$log" && break; sleep 0.2; done
     grep -q "local model loaded" "$log" || { echo "app_memory: the model did not load" >&2; cat "$log" >&2; exit 1; }

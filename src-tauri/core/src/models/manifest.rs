@@ -43,6 +43,17 @@ pub struct ModelSpec {
     pub optimize: Option<Optimize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// Decode speed measured with Tandem's engine on the reference machine (bench/RESULTS.md):
+    /// the recommendation scales it to this machine instead of guessing from the file size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Measured>,
+}
+
+/// One calibration point: greedy decode tok/s with `threads` threads on an x86-64-v3 CPU.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Measured {
+    pub decode_tok_s: f32,
+    pub threads: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

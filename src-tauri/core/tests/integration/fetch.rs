@@ -96,6 +96,7 @@ fn spec(url: String, data: &[u8], sha: Option<String>) -> ModelSpec {
         source: ModelSource::Url { url },
         optimize: None,
         notes: None,
+        measured: None,
     }
 }
 

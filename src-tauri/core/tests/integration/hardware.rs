@@ -137,6 +137,19 @@ fn this_ci_vm() {
     let big = rec.models.iter().find(|m| m.name == "qwen3-8b").unwrap();
     assert!(big.est_decode_tok_s.unwrap() < 8.0);
     assert_ne!(rec.recommended_model.as_deref(), Some("qwen3-8b"));
+    // The most capable model whose measured speed here meets the floor (10.9 tok/s ≥ 8): the
+    // 1.5B coder, not the 0.5B one (its file is smaller, its Q5_0 layers are not faster).
+    assert_eq!(
+        rec.recommended_model.as_deref(),
+        Some("qwen2.5-coder-1.5b-instruct")
+    );
+    let coder = rec
+        .models
+        .iter()
+        .find(|m| m.name == "qwen2.5-coder-1.5b-instruct")
+        .unwrap();
+    assert!((coder.est_decode_tok_s.unwrap() - 10.9).abs() < 0.5, "{coder:?}");
+    assert!(coder.reason.contains("measurement"), "{coder:?}");
 }
 
 #[test]
