@@ -164,14 +164,9 @@ impl SanitizedRequest {
         }
         parts.join("\n\n")
     }
-    /// JSON of the model and messages: what the ledger stores and hashes.
+    /// JSON of the model, messages and tools: what the ledger stores and hashes.
     pub fn payload(&self) -> String {
-        serde_json::to_string(&Payload {
-            model: &self.request.model,
-            messages: &self.request.messages,
-            tools: &self.request.tools,
-        })
-        .unwrap_or_default()
+        payload_of(&self.request)
     }
 }
 
@@ -227,14 +222,37 @@ impl DeviceRequest {
     pub fn chars(&self) -> usize {
         self.request.messages.iter().map(|m| m.content.len()).sum()
     }
+}
 
-    fn payload(&self) -> String {
-        serde_json::to_string(&Payload {
-            model: &self.request.model,
-            messages: &self.request.messages,
-            tools: &self.request.tools,
-        })
-        .unwrap_or_default()
+/// The ledger's copy of a request: the model, messages and tools exactly as sent.
+fn payload_of(r: &CloudRequest) -> String {
+    serde_json::to_string(&Payload {
+        model: &r.model,
+        messages: &r.messages,
+        tools: &r.tools,
+    })
+    .unwrap_or_default()
+}
+
+/// What the ledger records before a transmission; `wire` is the exact body the provider will
+/// write (the ledger hashes these bytes, and these bytes are what is sent).
+fn outbound(
+    task: &str,
+    agent: &Agent,
+    request: &CloudRequest,
+    reasons: &[String],
+    provider: &Reliable,
+    destination: crate::ledger::Destination,
+) -> Outbound {
+    Outbound {
+        task: task.to_string(),
+        agent: agent.name.clone(),
+        provider: agent.provider.clone(),
+        model: request.model.clone(),
+        payload: payload_of(request),
+        reasons: reasons.to_vec(),
+        wire: provider.wire_body(request),
+        destination,
     }
 }
 
@@ -486,18 +504,14 @@ impl Egress {
         provider: &Reliable,
         key: &str,
     ) -> Result<EventStream, EgressError> {
-        let outbound = Outbound {
-            task: req.task.clone(),
-            agent: req.agent.name.clone(),
-            provider: req.agent.provider.clone(),
-            model: req.request.model.clone(),
-            payload: req.payload(),
-            reasons: req.reasons.clone(),
-            // The exact body the provider will write: the ledger hashes these bytes, and these
-            // bytes are what is sent.
-            wire: provider.wire_body(&req.request),
-            destination: crate::ledger::Destination::Cloud,
-        };
+        let outbound = outbound(
+            &req.task,
+            &req.agent,
+            &req.request,
+            &req.reasons,
+            provider,
+            crate::ledger::Destination::Cloud,
+        );
         if self.paused() {
             self.record_block(outbound, "cloud paused".into()).await?;
             return Err(EgressError::Paused);
@@ -543,16 +557,14 @@ impl Egress {
                 provider.name()
             )));
         }
-        let outbound = Outbound {
-            task: req.task.clone(),
-            agent: req.agent.name.clone(),
-            provider: req.agent.provider.clone(),
-            model: req.request.model.clone(),
-            payload: req.payload(),
-            reasons: req.reasons.clone(),
-            wire: provider.wire_body(&req.request),
-            destination: crate::ledger::Destination::Device,
-        };
+        let outbound = outbound(
+            &req.task,
+            &req.agent,
+            &req.request,
+            &req.reasons,
+            provider,
+            crate::ledger::Destination::Device,
+        );
         if self.devices_paused() {
             self.record_block(outbound, "devices paused".into()).await?;
             return Err(EgressError::DevicesPaused);

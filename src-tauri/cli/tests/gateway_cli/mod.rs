@@ -564,7 +564,10 @@ fn the_official_clients_call_tools_through_the_privacy_layer() {
     }
     // The call the client sends back keeps the placeholder it got (never masked again).
     for r in &results {
-        assert!(!r.contains("[[") && r.contains("account [IBAN_1] and"), "{r}");
+        assert!(
+            !r.contains("[[") && r.contains("account [IBAN_1] and"),
+            "{r}"
+        );
     }
     // The Anthropic wire got Anthropic's shapes.
     let a = sent

@@ -430,12 +430,14 @@ fn openai_tools(tools: Option<&[InTool]>, choice: Option<&Value>) -> Result<Tool
     for (i, t) in tools.unwrap_or_default().iter().enumerate() {
         match (t.kind.as_str(), &t.function) {
             ("function", Some(f)) if valid_tool_name(&f.name) => defs.push(f.clone()),
-            ("function", _) => return Err(ApiError::bad(
-                "gateway.bad_request",
-                format!(
+            ("function", _) => {
+                return Err(ApiError::bad(
+                    "gateway.bad_request",
+                    format!(
                     "tools[{i}]: a function needs a name of letters, digits, _ or - (at most 64)"
                 ),
-            )),
+                ))
+            }
             (other, _) => {
                 return Err(ApiError::bad(
                     "gateway.tools_unsupported",

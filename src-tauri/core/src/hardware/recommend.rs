@@ -232,9 +232,7 @@ fn fit(
                 // A measured model: its speed on the reference machine, scaled by the
                 // bandwidth this machine's threads get (quant types the engine runs without
                 // SIMD, such as Q5_0, show in the measurement, not in the file size).
-                Some(cal) => {
-                    (cal.decode_tok_s as f64 * rate / rate_at(cal.threads.max(1))) as f32
-                }
+                Some(cal) => (cal.decode_tok_s as f64 * rate / rate_at(cal.threads.max(1))) as f32,
                 None => (1.0 / (weights as f64 / rate + CPU_TOKEN_OVERHEAD_S)) as f32,
             })
         }

@@ -320,28 +320,9 @@ impl Orchestrator {
                 .await
             {
                 Ok(()) => return Ok(summary),
-                Err(why) if self.local.is_none() => return Err(RunError::CloudFailed(why)),
                 Err(why) => {
-                    send(
-                        &tx,
-                        RunEvent::Notice {
-                            text: format!("{why}; answering with the local model"),
-                        },
-                    )
-                    .await;
-                    summary.fell_back = true;
                     summary.agent = None;
-                    if !summary.text.is_empty() {
-                        summary.text.push_str("\n\n");
-                        send(
-                            &tx,
-                            RunEvent::Text {
-                                text: "\n\n".into(),
-                            },
-                        )
-                        .await;
-                    }
-                    self.run_local(&task, &opts, &tx, &mut summary).await?;
+                    self.fall_back(why, &task, &opts, &tx, &mut summary).await?;
                     return Ok(summary);
                 }
             }
@@ -374,34 +355,46 @@ impl Orchestrator {
                     self.run_cloud(call, &mut summary).await
                 };
                 if let Err(why) = ran {
-                    // Without a local model there is nothing to fall back to: the host gets
-                    // the cloud's own error (an API answers 502/504 with it).
-                    if self.local.is_none() {
-                        return Err(RunError::CloudFailed(why));
-                    }
-                    send(
-                        &tx,
-                        RunEvent::Notice {
-                            text: format!("{why}; answering with the local model"),
-                        },
-                    )
-                    .await;
-                    summary.fell_back = true;
-                    if !summary.text.is_empty() {
-                        summary.text.push_str("\n\n");
-                        send(
-                            &tx,
-                            RunEvent::Text {
-                                text: "\n\n".into(),
-                            },
-                        )
-                        .await;
-                    }
-                    self.run_local(&task, &opts, &tx, &mut summary).await?;
+                    self.fall_back(why, &task, &opts, &tx, &mut summary).await?;
                 }
             }
         }
         Ok(summary)
+    }
+
+    /// A remote step (the cloud, or the user's device) failed: the local model answers
+    /// instead, after what already arrived, and says why. Without a local model there is
+    /// nothing to fall back to: the host gets the step's own error (an API answers 502/504).
+    async fn fall_back(
+        &self,
+        why: StepError,
+        task: &Task,
+        opts: &RunOptions,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<(), RunError> {
+        if self.local.is_none() {
+            return Err(RunError::CloudFailed(why));
+        }
+        send(
+            tx,
+            RunEvent::Notice {
+                text: format!("{why}; answering with the local model"),
+            },
+        )
+        .await;
+        summary.fell_back = true;
+        if !summary.text.is_empty() {
+            summary.text.push_str("\n\n");
+            send(
+                tx,
+                RunEvent::Text {
+                    text: "\n\n".into(),
+                },
+            )
+            .await;
+        }
+        self.run_local(task, opts, tx, summary).await
     }
 
     async fn run_local(

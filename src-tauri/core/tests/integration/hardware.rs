@@ -148,7 +148,10 @@ fn this_ci_vm() {
         .iter()
         .find(|m| m.name == "qwen2.5-coder-1.5b-instruct")
         .unwrap();
-    assert!((coder.est_decode_tok_s.unwrap() - 10.9).abs() < 0.5, "{coder:?}");
+    assert!(
+        (coder.est_decode_tok_s.unwrap() - 10.9).abs() < 0.5,
+        "{coder:?}"
+    );
     assert!(coder.reason.contains("measurement"), "{coder:?}");
 }
 
