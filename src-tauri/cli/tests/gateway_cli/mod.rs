@@ -43,6 +43,23 @@ pub(super) fn python_with(package: &str) -> PathBuf {
     p
 }
 
+/// Runs an official-SDK client script from `tests/` with `envs`, insists it succeeded and
+/// returns the one JSON object it prints.
+pub(super) fn run_client(python: &std::path::Path, script: &str, envs: &[(&str, &str)]) -> Value {
+    let mut c = Command::new(python);
+    c.arg(repo().join(script));
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A temporary config and ledger with a loopback provider added as the agent `lb` (model
 /// `echo`): what both SDK tests start from.
 struct LoopbackWorld {
@@ -170,19 +187,15 @@ fn the_openai_python_client_works_against_tandem_serve_unchanged() {
     );
     assert!(server.stderr.contains("TANDEM_GATEWAY_TOKEN") && !server.stderr.contains(TOKEN));
 
-    let out = Command::new(&python)
-        .arg(repo().join("tests/gateway/openai_client.py"))
-        .env("TANDEM_GATEWAY_URL", &server.url)
-        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-        .env("AGENT", "lb")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the openai client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = run_client(
+        &python,
+        "tests/gateway/openai_client.py",
+        &[
+            ("TANDEM_GATEWAY_URL", &server.url),
+            ("TANDEM_GATEWAY_TOKEN", TOKEN),
+            ("AGENT", "lb"),
+        ],
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let models: Vec<&str> = v["models"]
         .as_array()
         .unwrap()
@@ -363,19 +376,15 @@ fn the_anthropic_python_client_works_against_tandem_serve_unchanged() {
     let mut c = super::tandem();
     env(&mut c);
     let server = Server::start(&mut c, &[]);
-    let out = Command::new(&python)
-        .arg(repo().join("tests/gateway/anthropic_client.py"))
-        .env("TANDEM_GATEWAY_BASE", server.url.trim_end_matches("/v1"))
-        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-        .env("AGENT", "lb")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the anthropic client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = run_client(
+        &python,
+        "tests/gateway/anthropic_client.py",
+        &[
+            ("TANDEM_GATEWAY_BASE", server.url.trim_end_matches("/v1")),
+            ("TANDEM_GATEWAY_TOKEN", TOKEN),
+            ("AGENT", "lb"),
+        ],
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let whole = &v["whole"];
     assert_eq!(
         (whole["type"].as_str(), whole["role"].as_str()),
@@ -477,20 +486,16 @@ fn the_official_clients_call_tools_through_the_privacy_layer() {
     let mut c = super::tandem();
     env(&mut c);
     let server = Server::start(&mut c, &[]);
-    let out = Command::new(&python)
-        .arg(repo().join("tests/gateway/tools_client.py"))
-        .env("TANDEM_GATEWAY_URL", &server.url)
-        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-        .env("AGENT", "lbt")
-        .env("AGENT_ANTHROPIC", "lbta")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the tools client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = run_client(
+        &python,
+        "tests/gateway/tools_client.py",
+        &[
+            ("TANDEM_GATEWAY_URL", &server.url),
+            ("TANDEM_GATEWAY_TOKEN", TOKEN),
+            ("AGENT", "lbt"),
+            ("AGENT_ANTHROPIC", "lbta"),
+        ],
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let args = |call: &Value| -> Value {
         match &call["arguments"] {
             Value::String(s) => serde_json::from_str(s).unwrap(),

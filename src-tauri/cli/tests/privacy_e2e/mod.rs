@@ -960,20 +960,13 @@ fn the_mcp_server_speaks_streamable_http_behind_the_token() {
     };
     // Keep reading its stderr so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    let out = Command::new(&python)
-        .arg(super::gateway_cli::repo().join("tests/mcp/mcp_http_client.py"))
-        .env("TANDEM_MCP_URL", &url)
-        .env("TANDEM_GATEWAY_TOKEN", TOKEN)
-        .output()
-        .unwrap();
+    let v = super::gateway_cli::run_client(
+        &python,
+        "tests/mcp/mcp_http_client.py",
+        &[("TANDEM_MCP_URL", &url), ("TANDEM_GATEWAY_TOKEN", TOKEN)],
+    );
     let _ = child.kill();
     let _ = child.wait();
-    assert!(
-        out.status.success(),
-        "the MCP HTTP client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["server"], "tandem", "{v}");
     assert_eq!(
         v["tools"],
