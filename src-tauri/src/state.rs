@@ -422,6 +422,7 @@ impl AppState {
                 self.keys().await,
                 self.pause.clone(),
                 local,
+                Some(self.events.clone()),
             )
             .await?;
             for n in &parts.notices {

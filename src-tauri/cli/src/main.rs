@@ -123,6 +123,22 @@ enum Command {
         #[arg(long)]
         policy: Option<String>,
     },
+    /// Answer each input line with the real orchestrator: input lines as `route --jsonl`; output
+    /// lines {"id","route","answered_by","text","confidence","escalated","local_tokens",
+    /// "cloud_tokens"} in the same order; a bad line gets {"id","error"}.
+    Answer {
+        #[arg(long, required = true)]
+        jsonl: bool,
+        /// Answer with the local model only (nothing leaves this device).
+        #[arg(long)]
+        local: bool,
+        /// Default: the settings file's `policy`, else balanced.
+        #[arg(long)]
+        policy: Option<String>,
+        /// Most tokens an answer may have.
+        #[arg(long, default_value_t = 512)]
+        max_tokens: usize,
+    },
     /// Serve Tandem to an MCP client over stdio (tools: redact, scan, ask, search_files). Add it
     /// to a client as the command `tandem mcp`; stdout carries the protocol only.
     Mcp {
@@ -373,6 +389,18 @@ async fn run(cli: Cli) -> Result<()> {
             };
             orchestrate::route_jsonl(&settings, class, policy).await
         }
+        Command::Answer {
+            jsonl: _,
+            local,
+            policy,
+            max_tokens,
+        } => {
+            let policy = match policy {
+                Some(p) => p.parse().map_err(anyhow::Error::msg)?,
+                None => settings.policy,
+            };
+            orchestrate::answer_jsonl(&settings, policy, local, max_tokens).await
+        }
         Command::Serve {
             port,
             rotate_token,
@@ -443,6 +471,8 @@ async fn run(cli: Cli) -> Result<()> {
                 messages: vec![local::ChatMessage::user(prompt.join(" "))],
                 max_tokens,
                 temperature,
+                logprobs: None,
+                choices: Vec::new(),
             };
             ask_local(&settings, model_file, request, json).await
         }

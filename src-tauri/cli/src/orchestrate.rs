@@ -299,6 +299,103 @@ fn finish_ask(a: &AskArgs, catalog: &Catalog, summary: &Summary) -> Result<()> {
     Ok(())
 }
 
+/// One input line of the `route`/`answer` contracts: {"id","prompt","attachments"}; a bad
+/// line is the error line to print ({"id": null, "error"} when it is not JSON at all).
+fn contract_line(line: &str) -> Result<(Value, String, Vec<Attachment>), Value> {
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return Err(json!({"id": null, "error": format!("not JSON: {e}")})),
+    };
+    let id = v.get("id").cloned().unwrap_or(Value::Null);
+    let Some(prompt) = v.get("prompt").and_then(Value::as_str) else {
+        return Err(json!({"id": id, "error": "missing \"prompt\""}));
+    };
+    let attachments: Vec<Attachment> = match v.get("attachments") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(a) => match serde_json::from_value(a.clone()) {
+            Ok(a) => a,
+            Err(e) => return Err(json!({"id": id, "error": format!("bad \"attachments\": {e}")})),
+        },
+    };
+    Ok((id, prompt.to_string(), attachments))
+}
+
+/// `tandem answer --jsonl`: each line runs through the real orchestrator (the loaded local
+/// model, the configured agents, the one door), in order; `local` answers with the local model
+/// only. Local answers to short tasks carry the model's confidence.
+pub async fn answer_jsonl(
+    settings: &Settings,
+    policy: Policy,
+    local: bool,
+    max_tokens: usize,
+) -> Result<()> {
+    let (orch, _catalog) = orchestrator(settings).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(16);
+    // stdin is read on a blocking thread, line by line, so answers stream out as they come.
+    let reader = tokio::task::spawn_blocking(move || -> Result<()> {
+        for line in std::io::stdin().lock().lines() {
+            let line = line.context("cannot read stdin")?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+    let mut n = 0usize;
+    while let Some(line) = rx.recv().await {
+        n += 1;
+        let v = match contract_line(&line) {
+            Err(e) => e,
+            Ok((id, prompt, attachments)) => {
+                let req = TurnRequest {
+                    prompt,
+                    attachments,
+                    task: format!("answer-{}-{n}", std::process::id()),
+                    policy,
+                    max_tokens,
+                    force_local: local,
+                    self_check: true,
+                    ..TurnRequest::default()
+                };
+                let out = host::run_turn(&orch, None, req, |_| true, std::future::pending())
+                    .await
+                    .map_err(coded)?;
+                match out.error {
+                    Some(e) => {
+                        use tandem_core::ErrorCode;
+                        json!({"id": id, "error": e.to_string(), "code": e.code()})
+                    }
+                    None => {
+                        let s: Summary = out
+                            .turn
+                            .summary
+                            .as_ref()
+                            .and_then(|v| serde_json::from_value(v.clone()).ok())
+                            .unwrap_or_default();
+                        json!({
+                            "id": id,
+                            "route": s.route,
+                            "answered_by": s.answered_by,
+                            "text": s.text,
+                            "confidence": s.confidence,
+                            "escalated": s.escalated,
+                            "local_tokens": s.local_tokens,
+                            "cloud_tokens": s.cloud_tokens,
+                        })
+                    }
+                }
+            }
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", serde_json::to_string(&v)?)?;
+        out.flush()?;
+    }
+    reader.await?
+}
+
 /// One `route --jsonl` line: plan + the exact text that would be sent, or an error line.
 pub(crate) fn route_line(
     sanitizer: &Sanitizer,
@@ -307,23 +404,12 @@ pub(crate) fn route_line(
     policy: Policy,
     line: &str,
 ) -> Value {
-    let v: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return json!({"id": null, "error": format!("not JSON: {e}")}),
-    };
-    let id = v.get("id").cloned().unwrap_or(Value::Null);
-    let Some(prompt) = v.get("prompt").and_then(Value::as_str) else {
-        return json!({"id": id, "error": "missing \"prompt\""});
-    };
-    let attachments: Vec<Attachment> = match v.get("attachments") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(a) => match serde_json::from_value(a.clone()) {
-            Ok(a) => a,
-            Err(e) => return json!({"id": id, "error": format!("bad \"attachments\": {e}")}),
-        },
+    let (id, prompt, attachments) = match contract_line(line) {
+        Ok(l) => l,
+        Err(e) => return e,
     };
     let mut task = Task {
-        prompt: prompt.to_string(),
+        prompt,
         attachments,
         history: Vec::new(),
         policy,
@@ -340,6 +426,7 @@ pub(crate) fn route_line(
         device: None,
         device_chosen: false,
         no_local: false,
+        degraded: None,
     };
     let plan = router::plan(sanitizer.scanner(), &task, &ctx);
     let payload = (plan.route != Route::Local)

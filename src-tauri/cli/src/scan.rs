@@ -252,6 +252,7 @@ pub fn extract_report(
         device: None,
         device_chosen: false,
         no_local: false,
+        degraded: None,
     };
     let fragments: Vec<_> = router::plan(scanner, &task, &ctx)
         .fragments

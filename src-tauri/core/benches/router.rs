@@ -76,6 +76,7 @@ fn measure(scanner: &Scanner, dense: bool) {
         device: None,
         device_chosen: false,
         no_local: false,
+        degraded: None,
     };
     for run in 0..20 {
         std::hint::black_box(router::plan(scanner, &task(run), &ctx));

@@ -16,6 +16,7 @@ use crate::extract::{self, ExtractError};
 use crate::index::Folders;
 use crate::ledger::{self, Ledger};
 use crate::local::{LocalEngine, LocalError};
+use crate::network::{MonitorConfig, NetworkMonitor, Target};
 use crate::router::run::{Orchestrator, RunError, RunEvent, RunOptions};
 use crate::router::{Attachment, LocalClass, Task};
 use crate::secrets::Keys;
@@ -110,7 +111,7 @@ pub async fn assemble(
         .await
         .map_err(joined)?;
     let pause = Arc::new(crate::pause::PauseSwitch::shared());
-    assemble_with(settings, scanner, ledger, keys, pause, local).await
+    assemble_with(settings, scanner, ledger, keys, pause, local, None).await
 }
 
 /// `assemble` with a scanner, ledger, key store and pause switch the host already holds (the app opens
@@ -123,6 +124,7 @@ pub async fn assemble_with(
     keys: Keys,
     pause: Arc<crate::pause::PauseSwitch>,
     local: Result<Arc<dyn LocalEngine>, LocalError>,
+    events: Option<crate::events::EventBus>,
 ) -> Result<Assembled, HostError> {
     let mut notices: Vec<String> = scanner.notices().to_vec();
     let catalog = tokio::task::spawn_blocking(Catalog::load)
@@ -154,14 +156,37 @@ pub async fn assemble_with(
         .as_ref()
         .map(|l| local_class(settings, &l.model().name))
         .unwrap_or(LocalClass::Small);
-    let orchestrator = Arc::new(Orchestrator::new(
+    let mut orchestrator = Orchestrator::new(
         Sanitizer::new(scanner.clone()),
-        egress,
+        egress.clone(),
         local,
         catalog.clone(),
         keys,
         class,
-    ));
+    );
+    // Every host plans with the network's live state. The cloud providers are watched (a
+    // HEAD of the base URL, no key, no content), never while Pause cloud is on.
+    let targets: Vec<Target> = catalog
+        .providers
+        .iter()
+        .filter(|p| p.trust == crate::cloud::agents::Trust::Cloud)
+        .filter_map(|p| {
+            Some(Target {
+                provider: p.name.clone(),
+                url: p.base_url.parse().ok()?,
+            })
+        })
+        .collect();
+    if !targets.is_empty() {
+        let e = egress;
+        orchestrator.watch_network(NetworkMonitor::spawn_quiet(
+            targets,
+            MonitorConfig::default(),
+            events,
+            Arc::new(move || e.paused()),
+        ));
+    }
+    let orchestrator = Arc::new(orchestrator);
     Ok(Assembled {
         orchestrator,
         catalog,
@@ -233,6 +258,8 @@ pub struct TurnRequest {
     pub temperature: Option<f64>,
     /// An API client's tools (see `RunOptions::tools`).
     pub tools: crate::cloud::Tools,
+    /// See `RunOptions::self_check`.
+    pub self_check: bool,
 }
 
 /// How a turn ended; the turn is stored on the device in every case.
@@ -309,6 +336,7 @@ pub async fn run_turn(
         temperature: req.temperature,
         tools: req.tools.clone(),
         vault: Some(vault.clone()),
+        self_check: req.self_check,
     };
     let started = std::time::Instant::now();
     let (tx, mut rx) = mpsc::channel(256);

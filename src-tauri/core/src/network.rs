@@ -4,6 +4,7 @@
 //! when a state changes. Probing backs off while offline; starting offline is just a state.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -88,7 +89,8 @@ impl Default for MonitorConfig {
         Self {
             interval: Duration::from_secs(30),
             timeout: Duration::from_secs(5),
-            max_backoff: Duration::from_secs(300),
+            // Recovery is noticed within a minute however long the network was away.
+            max_backoff: Duration::from_secs(60),
             window: 10,
             degraded_rtt: Duration::from_millis(1500),
             degraded_error_rate: 0.2,
@@ -140,6 +142,34 @@ impl History {
     }
 }
 
+impl NetworkStatus {
+    /// Why the network counts as degraded, for a plan's reasons ("the network is slow: round
+    /// trip 1820 ms"); `None` unless probed and degraded.
+    pub fn degraded_reason(&self) -> Option<String> {
+        if !self.probed || self.state != NetState::Degraded {
+            return None;
+        }
+        // The best provider's figures: the others do not slow a task down.
+        let best = self
+            .providers
+            .iter()
+            .filter(|p| p.state == NetState::Degraded)
+            .min_by(|a, b| a.error_rate.total_cmp(&b.error_rate))?;
+        Some(match (best.rtt_ms, best.error_rate) {
+            (_, e) if e > 0.0 => format!(
+                "the network is unreliable: {:.0}% of recent checks of {} failed",
+                e * 100.0,
+                best.provider
+            ),
+            (Some(r), _) => format!(
+                "the network is slow: a round trip to {} takes {r:.0} ms",
+                best.provider
+            ),
+            _ => "the network is degraded".to_string(),
+        })
+    }
+}
+
 fn overall(providers: &[ProviderHealth]) -> NetState {
     if providers.iter().any(|p| p.state == NetState::Online) {
         NetState::Online
@@ -176,8 +206,20 @@ impl Drop for NetworkMonitor {
 impl NetworkMonitor {
     /// Starts probing on the current tokio runtime. Never blocks.
     pub fn spawn(targets: Vec<Target>, cfg: MonitorConfig, bus: Option<EventBus>) -> Self {
+        Self::spawn_quiet(targets, cfg, bus, Arc::new(|| false))
+    }
+
+    /// `spawn`, probing nothing while `quiet` says so (Pause cloud: not even a probe leaves);
+    /// the last state stays until probing resumes. `quiet` may block briefly (a file check):
+    /// it runs on the blocking pool.
+    pub fn spawn_quiet(
+        targets: Vec<Target>,
+        cfg: MonitorConfig,
+        bus: Option<EventBus>,
+        quiet: Arc<dyn Fn() -> bool + Send + Sync>,
+    ) -> Self {
         let (tx, rx) = watch::channel(NetworkStatus::initial(&targets));
-        let task = tokio::spawn(run(targets, cfg, tx, bus));
+        let task = tokio::spawn(run(targets, cfg, tx, bus, quiet));
         Self { rx, task }
     }
 
@@ -225,6 +267,7 @@ async fn run(
     cfg: MonitorConfig,
     tx: watch::Sender<NetworkStatus>,
     bus: Option<EventBus>,
+    quiet: Arc<dyn Fn() -> bool + Send + Sync>,
 ) {
     let client = client(&cfg);
     let mut histories: Vec<History> = targets
@@ -235,6 +278,14 @@ async fn run(
         .collect();
     let mut pause = cfg.interval;
     loop {
+        let q = quiet.clone();
+        if tokio::task::spawn_blocking(move || q())
+            .await
+            .unwrap_or(false)
+        {
+            tokio::time::sleep(cfg.interval).await;
+            continue;
+        }
         let outcomes =
             futures::future::join_all(targets.iter().map(|t| probe(&client, &t.url))).await;
         for (h, o) in histories.iter_mut().zip(outcomes) {

@@ -567,6 +567,7 @@ async fn start(gw: &Arc<Gateway>, task: Task, opts: RunOptions) -> Result<Starte
         needs: opts.needs,
         temperature: opts.temperature,
         tools: opts.tools,
+        self_check: opts.self_check,
     };
     // The run holds the slot: `in_flight` counts runs alive, so a run that outlived its client
     // would show (the hang-up tests watch for it).

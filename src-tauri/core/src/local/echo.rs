@@ -5,11 +5,24 @@
 
 use super::{
     ChatMessage, GenerateRequest, GenerationMetrics, LoadedModel, LocalEngine, LocalError, Role,
-    StreamEvent, TokenStream,
+    StreamEvent, TokenLogprob, TokenStream,
 };
 
 pub struct EchoEngine {
     model: LoadedModel,
+    /// The probability it reports for each token it writes (when asked for probabilities).
+    sure: f32,
+}
+
+impl EchoEngine {
+    /// An echo engine that reports probability `p` for every token it writes; held to choices,
+    /// it answers the first with `p` and splits the rest between the others.
+    pub fn sure(p: f32) -> Self {
+        Self {
+            sure: p,
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for EchoEngine {
@@ -24,6 +37,7 @@ impl Default for EchoEngine {
                 threads: 1,
                 load_seconds: 0.0,
             },
+            sure: 1.0,
         }
     }
 }
@@ -37,9 +51,27 @@ impl LocalEngine for EchoEngine {
             .find(|m: &&ChatMessage| m.role == Role::User)
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        let words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
+        let words: Vec<String> = match request.choices.first() {
+            Some(c) => vec![c.clone()],
+            None => text.split_inclusive(' ').map(String::from).collect(),
+        };
         let n = words.len().min(request.max_tokens.max(1));
         let (tx, rx) = tokio::sync::mpsc::channel(n + 1);
+        let rest = (1.0 - self.sure) / (request.choices.len().max(2) - 1) as f32;
+        let logprobs = match request.logprobs {
+            None => Vec::new(),
+            Some(_) => words
+                .iter()
+                .take(n)
+                .map(|w| TokenLogprob {
+                    text: w.clone(),
+                    p: self.sure,
+                    top: std::iter::once((w.clone(), self.sure))
+                        .chain(request.choices.iter().skip(1).map(|c| (c.clone(), rest)))
+                        .collect(),
+                })
+                .collect(),
+        };
         for w in words.into_iter().take(n) {
             let _ = tx.try_send(Ok(StreamEvent::Token { text: w }));
         }
@@ -52,6 +84,7 @@ impl LocalEngine for EchoEngine {
             wall_ms: 0.0,
             cpu_ms: None,
             finish_reason: "stop".into(),
+            logprobs,
         };
         let _ = tx.try_send(Ok(StreamEvent::Done { metrics }));
         Ok(TokenStream::new(rx))

@@ -17,6 +17,21 @@ pub struct GenerationMetrics {
     /// CPU time of the whole process during the request (all threads).
     pub cpu_ms: Option<f64>,
     pub finish_reason: String,
+    /// Each generated token's probability, when the request asked for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(skip)]
+    pub logprobs: Vec<TokenLogprob>,
+}
+
+/// One generated token, how likely the model found it, and the alternatives it weighed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct TokenLogprob {
+    pub text: String,
+    /// Probability (0..1, not a logarithm).
+    pub p: f32,
+    /// The most likely tokens at this step with their probabilities, most likely first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<(String, f32)>,
 }
 
 /// Process CPU time (user + system) so far.
@@ -102,6 +117,7 @@ impl Timer {
                 _ => None,
             },
             finish_reason,
+            logprobs: Vec::new(),
         }
     }
 }

@@ -337,11 +337,39 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
         builder = builder.add_message(role, &text);
     }
     // The deterministic preset replaces all sampling params: apply it first.
-    builder = match req.temperature {
-        Some(t) if t > 0.0 => builder.set_sampler_temperature(t),
-        _ => builder.set_deterministic_sampler(),
+    builder = match (req.temperature, req.logprobs) {
+        // Sampling among the 40 likeliest tokens: without a top-k mistral.rs sorts the whole
+        // vocabulary (150k entries for Qwen) at every token.
+        (Some(t), None) if t > 0.0 => builder
+            .set_sampler_temperature(t)
+            .set_sampler_topk(SAMPLE_TOP_K),
+        (_, None) => builder.set_deterministic_sampler(),
+        // mistral.rs's greedy path reports raw logits as "logprobs"; its sampling path reports
+        // softmax probabilities. Greedy with true probabilities: temperature 1 and a nucleus so
+        // small that only the likeliest token survives (its probability is kept as it was).
+        (_, Some(n)) if n <= 1 => builder
+            .set_deterministic_sampler()
+            .set_sampler_temperature(1.0)
+            .set_sampler_topk(SAMPLE_TOP_K)
+            .set_sampler_topp(1e-6)
+            .return_logprobs(true)
+            .set_sampler_topn_logprobs(1),
+        // The alternatives keep their probabilities only among the top k (the rest are zeroed).
+        (t, Some(n)) => builder
+            .set_deterministic_sampler()
+            .set_sampler_temperature(t.filter(|t| *t > 0.0).unwrap_or(1.0))
+            .set_sampler_topk(n)
+            .return_logprobs(true)
+            .set_sampler_topn_logprobs(n),
     };
     builder = builder.set_sampler_max_len(req.max_tokens);
+    if !req.choices.is_empty() {
+        let alternatives: Vec<String> = req.choices.iter().map(|c| regex::escape(c)).collect();
+        builder = builder.set_constraint(mistralrs::Constraint::Regex(format!(
+            "({})",
+            alternatives.join("|")
+        )));
+    }
 
     let mut timer = Timer::start();
     let mut stream = model
@@ -350,6 +378,7 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
         .map_err(|e| LocalError::Generation(e.to_string()))?;
     let mut usage = None;
     let mut finish: Option<String> = None;
+    let mut logprobs = Vec::new();
     loop {
         let next = tokio::select! {
             r = stream.next() => r,
@@ -364,6 +393,9 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                     usage = Some(u);
                 }
                 for choice in chunk.choices {
+                    if let Some(lp) = choice.logprobs.filter(|_| req.logprobs.is_some()) {
+                        logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
+                    }
                     if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
                         timer.piece();
                         if job
@@ -399,11 +431,34 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
             }
         }
     }
-    let metrics = timer.finish(
+    let mut metrics = timer.finish(
         usage.as_ref().map(|u| u.prompt_tokens),
         usage.as_ref().map(|u| u.completion_tokens),
         finish.unwrap_or_else(|| "stop".into()),
     );
+    metrics.logprobs = logprobs;
     let _ = job.reply.send(Ok(StreamEvent::Done { metrics })).await;
     Ok(())
+}
+
+/// How many of the likeliest tokens temperature sampling draws from.
+const SAMPLE_TOP_K: usize = 40;
+
+/// mistral.rs's log10 probabilities as plain probabilities; alternatives with no probability
+/// left (zeroed by top-k) are dropped.
+fn token_logprob(
+    text: String,
+    logprob: f32,
+    top: Vec<mistralrs::TopLogprob>,
+) -> super::TokenLogprob {
+    let p = |l: f32| if l.is_finite() { 10f32.powf(l) } else { 0.0 };
+    super::TokenLogprob {
+        text,
+        p: p(logprob),
+        top: top
+            .into_iter()
+            .filter(|t| t.logprob.is_finite())
+            .map(|t| (t.bytes.unwrap_or_default(), p(t.logprob)))
+            .collect(),
+    }
 }

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-pub use metrics::GenerationMetrics;
+pub use metrics::{GenerationMetrics, TokenLogprob};
 pub use mistral::{EngineOptions, MistralEngine};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -112,6 +112,16 @@ pub struct GenerateRequest {
     pub max_tokens: usize,
     /// `None`: greedy decoding (deterministic, what tests and benchmarks use).
     pub temperature: Option<f64>,
+    /// Report each generated token's probability (`GenerationMetrics::logprobs`) with this many
+    /// alternatives (0 or 1: the chosen token's only; decoding stays greedy). More than one
+    /// alternative samples among the top ones: meant for one-token answers whose alternatives
+    /// are what matters (the letter of a multiple-choice option).
+    #[serde(default)]
+    pub logprobs: Option<usize>,
+    /// The answer must be one of these strings (empty: free text). With `logprobs`, the
+    /// probabilities are the model's belief split between them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 impl GenerateRequest {
@@ -120,6 +130,8 @@ impl GenerateRequest {
             messages: vec![ChatMessage::user(text)],
             max_tokens: 256,
             temperature: None,
+            logprobs: None,
+            choices: Vec::new(),
         }
     }
 }

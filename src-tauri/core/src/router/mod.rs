@@ -6,6 +6,7 @@
 
 pub mod complexity;
 pub mod run;
+pub mod selfcheck;
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +101,11 @@ pub struct Plan {
     /// Probability that the task needs a stronger model than the local one (1 - p_local).
     pub complexity: f64,
     pub reasons: Vec<String>,
+    /// The local model answers first and keeps its answer when its confidence reaches this;
+    /// below it the task goes on as planned. `None`: no local attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub local_attempt: Option<f64>,
     /// What the sanitizer applies to each part the plan classified (not shown to people).
     #[serde(skip)]
     #[ts(skip)]
@@ -123,7 +129,12 @@ pub struct Context {
     pub device_chosen: bool,
     /// No local model is loaded: a device takes whatever would have run locally.
     pub no_local: bool,
+    /// The network works but badly (slow, losing requests), and why: short tasks stay local.
+    pub degraded: Option<String>,
 }
+
+/// Longest prompt (characters) that counts as a short task when the network is degraded.
+const SHORT_TASK_CHARS: usize = 400;
 
 /// The text the cloud would get for a task, before sanitizing: the prompt, then each
 /// attachment under its name. Used for complexity and by `run` to draft requests.
@@ -583,8 +594,28 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     };
     let complexity = 1.0 - p_local;
     let decisions = sensitivity::Decisions::new(decided);
+    // Self-knowledge: a short task the complexity guess sends away is first tried by a local
+    // model big enough to be worth it, which keeps its answer when it is sure (nothing leaves
+    // then). Not when the user asked for the cloud (an agent, tools, policy performance), nor
+    // for documents (their strategies decide what the local model reads).
+    let attempt = (ctx.local_class != LocalClass::Small
+        && !ctx.no_local
+        && !ctx.force_cloud
+        && task.policy != Policy::Performance
+        && task.attachments.is_empty())
+    .then(|| selfcheck::shape(&task.prompt))
+    .flatten()
+    .map(|s| selfcheck::threshold(&s));
     let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
+        let local_attempt = attempt
+            .filter(|_| route != Route::Local && matches!(strategy, None | Some(Strategy::Mask)));
+        if let Some(t) = local_attempt {
+            reasons.insert(
+                1,
+                format!("the local model tries first: its answer is kept when its confidence is at least {t:.2}, otherwise the task goes on as planned"),
+            );
+        }
         Plan {
             route,
             strategy,
@@ -592,6 +623,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             decisions,
             complexity: (complexity * 1000.0).round() / 1000.0,
             reasons,
+            local_attempt,
         }
     };
     let class = format!("{:?}", ctx.local_class).to_lowercase();
@@ -641,6 +673,18 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         let (strategy, why) = private(format!(
             "a {class} local model should handle this (p = {p_local:.2} ≥ {threshold:.2}): it stays on this device"
         ), false);
+        return done(Route::Local, strategy, reasons, why);
+    }
+    // A slow or lossy network makes a short answer from the cloud slower than a local one.
+    let short = task.attachments.is_empty()
+        && task.prompt.chars().count() <= SHORT_TASK_CHARS
+        && complexity::features(&task.prompt)[8] == 0.0;
+    if let Some(net) = ctx
+        .degraded
+        .as_ref()
+        .filter(|_| short && ctx.cloud_available && !ctx.force_cloud && !ctx.no_local)
+    {
+        let (strategy, why) = private(format!("{net}: a short task stays on this device"), false);
         return done(Route::Local, strategy, reasons, why);
     }
     if !ctx.cloud_available {

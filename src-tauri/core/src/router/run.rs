@@ -65,6 +65,12 @@ pub struct Summary {
     pub masked: usize,
     pub withheld: usize,
     pub fell_back: bool,
+    /// Who wrote the answer: "local", "cloud" or "device".
+    pub answered_by: Option<String>,
+    /// How sure the local model was of its answer, when its confidence was read.
+    pub confidence: Option<f64>,
+    /// The local model tried first and was not sure enough: the task went on as planned.
+    pub escalated: bool,
     /// The calls the answer asks the client to make (placeholders restored).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[ts(skip)]
@@ -115,6 +121,9 @@ pub struct RunOptions {
     /// Tools an API client offers: the cloud may ask for calls, which come back restored in
     /// the summary (the client runs them on this machine). The local model is not offered them.
     pub tools: crate::cloud::Tools,
+    /// Local answers to short tasks are written in a form whose confidence can be read
+    /// (`selfcheck`), and the summary reports it (`tandem answer`).
+    pub self_check: bool,
 }
 
 /// Everything a task needs, built once by the host.
@@ -125,6 +134,8 @@ pub struct Orchestrator {
     pub catalog: Catalog,
     pub keys: Keys,
     pub network: Option<watch::Receiver<NetworkStatus>>,
+    /// The monitor behind `network`, when the orchestrator runs its own (`watch_network`).
+    monitor: Option<crate::network::NetworkMonitor>,
     pub reliability: reliable::Policy,
     pub local_class: LocalClass,
     reliables: Mutex<HashMap<String, Arc<Reliable>>>,
@@ -152,10 +163,18 @@ impl Orchestrator {
             catalog,
             keys,
             network: None,
+            monitor: None,
             reliability: reliable::Policy::default(),
             local_class,
             reliables: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Plans read the network's state from `monitor` (offline: local at once, without a
+    /// connection attempt; degraded: short tasks local), for as long as the orchestrator lives.
+    pub fn watch_network(&mut self, monitor: crate::network::NetworkMonitor) {
+        self.network = Some(monitor.subscribe());
+        self.monitor = Some(monitor);
     }
 
     fn reliable(&self, provider: &str) -> Result<Arc<Reliable>, RunError> {
@@ -265,6 +284,25 @@ impl Orchestrator {
         opts: RunOptions,
         tx: mpsc::Sender<RunEvent>,
     ) -> Result<Summary, RunError> {
+        let mut summary = self.run_planned(task, opts, tx).await?;
+        if summary.answered_by.is_none() {
+            let by = match &summary.agent {
+                _ if summary.fell_back => "local",
+                None => "local",
+                Some(a) if a.starts_with("your device") => "device",
+                Some(_) => "cloud",
+            };
+            summary.answered_by = Some(by.into());
+        }
+        Ok(summary)
+    }
+
+    async fn run_planned(
+        self: &Arc<Self>,
+        task: Task,
+        opts: RunOptions,
+        tx: mpsc::Sender<RunEvent>,
+    ) -> Result<Summary, RunError> {
         let chars =
             task.prompt.len() + task.attachments.iter().map(|a| a.text.len()).sum::<usize>();
         let (me, mut t, o) = (self.clone(), task, opts.clone());
@@ -292,6 +330,10 @@ impl Orchestrator {
                 device: device.as_ref().map(|(a, _)| a.name.clone()),
                 device_chosen,
                 no_local: me.local.is_none(),
+                degraded: me
+                    .network
+                    .as_ref()
+                    .and_then(|n| n.borrow().degraded_reason()),
             };
             (plan(me.sanitizer.scanner(), &t, &ctx), choice, device, t)
         })
@@ -325,6 +367,48 @@ impl Orchestrator {
                     self.fall_back(why, &task, &opts, &tx, &mut summary).await?;
                     return Ok(summary);
                 }
+            }
+        }
+        if let (Some(threshold), Ok(_), Some(shape)) = (
+            plan.local_attempt,
+            &choice,
+            super::selfcheck::shape(&task.prompt),
+        ) {
+            match self
+                .judged_local(&task, &opts, &shape, &tx, &mut summary)
+                .await
+            {
+                Ok(j) if j.confidence >= threshold => {
+                    send(
+                        &tx,
+                        RunEvent::Notice {
+                            text: format!(
+                                "answered locally: confidence {:.2} (at least {threshold:.2})",
+                                j.confidence
+                            ),
+                        },
+                    )
+                    .await;
+                    summary.text = j.text.clone();
+                    summary.answered_by = Some("local".into());
+                    send(&tx, RunEvent::Text { text: j.text }).await;
+                    return Ok(summary);
+                }
+                Ok(j) => {
+                    summary.escalated = true;
+                    send(
+                        &tx,
+                        RunEvent::Notice {
+                            text: format!(
+                                "escalated: local confidence {:.2} (below {threshold:.2})",
+                                j.confidence
+                            ),
+                        },
+                    )
+                    .await;
+                }
+                // The attempt is an extra: the task goes on as planned without it.
+                Err(e) => tracing::warn!(error = %e, "local attempt failed"),
             }
         }
         match (plan.route, choice) {
@@ -407,6 +491,16 @@ impl Orchestrator {
         let Some(local) = &self.local else {
             return Err(RunError::NoLocal("start Tandem with a local model".into()));
         };
+        if let Some(shape) = opts
+            .self_check
+            .then(|| super::selfcheck::shape(&task.prompt))
+            .flatten()
+        {
+            let j = self.judged_local(task, opts, &shape, tx, summary).await?;
+            summary.text.push_str(&j.text);
+            send(tx, RunEvent::Text { text: j.text }).await;
+            return Ok(());
+        }
         send(
             tx,
             RunEvent::Step {
@@ -419,6 +513,8 @@ impl Orchestrator {
             messages: on_device_messages(task),
             max_tokens: opts.max_tokens.max(1),
             temperature: opts.temperature,
+            logprobs: None,
+            choices: Vec::new(),
         };
         let clock = LocalClock::start();
         let mut stream = local.generate(req)?;
@@ -436,6 +532,39 @@ impl Orchestrator {
             }
         }
         Err(crate::local::LocalError::Stopped.into())
+    }
+
+    /// The local model's answer in the form `shape` asks for, with its confidence (recorded in
+    /// the summary); nothing is shown yet: the caller decides whether it is the answer.
+    async fn judged_local(
+        &self,
+        task: &Task,
+        opts: &RunOptions,
+        shape: &super::selfcheck::Shape,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+    ) -> Result<super::selfcheck::Judged, RunError> {
+        let Some(local) = &self.local else {
+            return Err(RunError::NoLocal("start Tandem with a local model".into()));
+        };
+        send(
+            tx,
+            RunEvent::Step {
+                step: "answer and check its confidence".into(),
+                place: "local".into(),
+            },
+        )
+        .await;
+        let req =
+            super::selfcheck::request(shape, on_device_messages(task), opts.max_tokens.max(1));
+        let clock = LocalClock::start();
+        let (text, metrics) = local.generate(req)?.collect_text().await?;
+        self.account_local(local.as_ref(), opts, &metrics, clock, summary)
+            .await;
+        tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
+        let j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
+        summary.confidence = Some((j.confidence * 1000.0).round() / 1000.0);
+        Ok(j)
     }
 
     /// Private work on one of the user's own devices: the task as the local model would read
@@ -628,6 +757,8 @@ impl Orchestrator {
                     ],
                     max_tokens: 128,
                     temperature: None,
+                    logprobs: None,
+                choices: Vec::new(),
                 };
                 let clock = LocalClock::start();
                 let (out, metrics) = local.generate(req)?.collect_text().await?;
@@ -682,6 +813,8 @@ impl Orchestrator {
             messages,
             max_tokens: 96,
             temperature: None,
+            logprobs: None,
+            choices: Vec::new(),
         };
         let (out, _) = local.generate(req).ok()?.collect_text().await.ok()?;
         Some(out)

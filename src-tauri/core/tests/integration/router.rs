@@ -49,16 +49,34 @@ fn catalog(base: &str, wire: Wire, model: &str) -> Catalog {
 }
 
 fn orchestrator(base: &str, wire: Wire, model: &str, ledger: Option<Ledger>) -> Arc<Orchestrator> {
+    orchestrator_with(
+        base,
+        wire,
+        model,
+        ledger,
+        EchoEngine::default(),
+        LocalClass::Small,
+    )
+}
+
+fn orchestrator_with(
+    base: &str,
+    wire: Wire,
+    model: &str,
+    ledger: Option<Ledger>,
+    local: EchoEngine,
+    class: LocalClass,
+) -> Arc<Orchestrator> {
     let store = Arc::new(MemoryStore::default());
     store.set("lb", &ApiKey::new(KEY).unwrap()).unwrap();
     let scanner = scanner();
     let mut o = Orchestrator::new(
         Sanitizer::new(scanner.clone()),
         Arc::new(Egress::new(scanner, ledger)),
-        Some(Arc::new(EchoEngine::default())),
+        Some(Arc::new(local)),
         catalog(base, wire, model),
         Keys::new(store),
-        LocalClass::Small,
+        class,
     );
     o.reliability.base_delay = Duration::from_millis(5);
     Arc::new(o)
@@ -93,6 +111,7 @@ fn ctx(class: LocalClass) -> Context {
         device: None,
         device_chosen: false,
         no_local: false,
+        degraded: None,
     }
 }
 
@@ -343,6 +362,80 @@ async fn a_masked_split_is_restored_on_the_device_and_recorded() {
         e.tokens_in.is_some() && e.cost_usd.is_some(),
         "finished with usage: {e:?}"
     );
+}
+
+/// Self-knowledge: a multiple-choice question the complexity guess sends away is first answered
+/// by a medium local model. Sure of itself, it keeps its answer and nothing leaves; unsure, the
+/// task goes on as planned, through the same sanitizer and door (the email stays masked), and
+/// the summary says it escalated and why.
+#[tokio::test]
+async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
+    let prompt = "My colleague jane.doe@posteo.de asks which of these is a prime number.\nA. 4\nB. 5\nC. 6\nD. 8\nAnswer:";
+    for (p, escalates) in [(0.95f32, false), (0.3, true)] {
+        let lb = Loopback::start(KEY).await.unwrap();
+        let o = orchestrator_with(
+            &lb.base_url(),
+            Wire::Openai,
+            "echo",
+            None,
+            EchoEngine::sure(p),
+            LocalClass::Medium,
+        );
+        let task = Task {
+            prompt: prompt.into(),
+            ..Task::default()
+        };
+        let (summary, events) = run(&o, task, None).await;
+        let RunEvent::Plan { plan } = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(plan.route, Route::Split, "{:?}", plan.reasons);
+        assert!(plan.local_attempt.is_some(), "{:?}", plan.reasons);
+        let notices: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Notice { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            summary.confidence,
+            Some(p as f64 / 1.0).map(|c| (c * 1000.0).round() / 1000.0)
+        );
+        if escalates {
+            assert!(summary.escalated);
+            assert_eq!(summary.answered_by.as_deref(), Some("cloud"));
+            assert!(
+                notices
+                    .iter()
+                    .any(|n| n.starts_with("escalated: local confidence 0.30")),
+                "{notices:?}"
+            );
+            let sent = lb.received();
+            assert_eq!(sent.len(), 1);
+            let body = sent[0].to_string();
+            assert!(
+                !body.contains("posteo") && body.contains("[EMAIL_1]"),
+                "{body}"
+            );
+            assert!(summary.cloud_tokens > 0 && summary.local_tokens > 0);
+        } else {
+            assert!(!summary.escalated);
+            assert_eq!(summary.answered_by.as_deref(), Some("local"));
+            assert_eq!(summary.text, "A. 4");
+            assert!(
+                notices
+                    .iter()
+                    .any(|n| n.starts_with("answered locally: confidence 0.95")),
+                "{notices:?}"
+            );
+            assert!(
+                lb.received().is_empty(),
+                "nothing leaves when the local model is sure"
+            );
+            assert_eq!(summary.cloud_tokens, 0);
+        }
+    }
 }
 
 /// A document that marks itself confidential ("for internal use") is treated like a file from a
@@ -1350,5 +1443,230 @@ async fn private_work_goes_to_the_users_device_never_to_the_cloud() {
             .filter(|r| r.destination == tandem_core::ledger::Destination::Device)
             .count(),
         2
+    );
+}
+
+/// A TCP front for a provider whose behaviour the test switches: forwarding (up), forwarding
+/// after 300 ms (slow), or refusing every connection (gone: the listener is closed).
+struct Front {
+    port: u16,
+    mode: Arc<std::sync::atomic::AtomicU8>,
+}
+
+const UP: u8 = 0;
+const SLOW: u8 = 1;
+const GONE: u8 = 2;
+
+impl Front {
+    async fn start(upstream: std::net::SocketAddr) -> Self {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let mode = Arc::new(std::sync::atomic::AtomicU8::new(UP));
+        let m = mode.clone();
+        tokio::spawn(async move {
+            let mut listener = Some(l);
+            loop {
+                let now = m.load(std::sync::atomic::Ordering::SeqCst);
+                // Gone: nothing listens on the port (connections are refused at once).
+                if now == GONE {
+                    listener = None;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+                let l = match &listener {
+                    Some(l) => l,
+                    None => {
+                        let Ok(l) = tokio::net::TcpListener::bind(("127.0.0.1", port)).await else {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
+                        };
+                        listener.insert(l)
+                    }
+                };
+                let accepted = tokio::time::timeout(Duration::from_millis(50), l.accept()).await;
+                let Ok(Ok((mut inbound, _))) = accepted else {
+                    continue;
+                };
+                let slow = now == SLOW;
+                let m = m.clone();
+                tokio::spawn(async move {
+                    let Ok(mut out) = tokio::net::TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    // A kept-alive connection dies with the mode it was opened in (a probe
+                    // must not reach a provider that has gone, nor be fast once it is slow).
+                    let changed = async {
+                        while m.load(std::sync::atomic::Ordering::SeqCst) == now {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                    };
+                    let (mut in_r, mut in_w) = inbound.split();
+                    let (mut out_r, mut out_w) = out.split();
+                    // Slow: every answer waits 300 ms before it is passed on.
+                    let back = async {
+                        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                        let mut buf = vec![0u8; 16 * 1024];
+                        loop {
+                            let n = match out_r.read(&mut buf).await {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            if slow {
+                                tokio::time::sleep(Duration::from_millis(300)).await;
+                            }
+                            if in_w.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy(&mut in_r, &mut out_w) => {}
+                        _ = back => {}
+                        _ = changed => {}
+                    }
+                });
+            }
+        });
+        Self { port, mode }
+    }
+
+    fn set(&self, mode: u8) {
+        self.mode.store(mode, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+/// The network's live state reaches the plan: with the provider gone the task is planned local
+/// at once (no connection attempt, no waiting for a timeout), with it slow a short task stays
+/// local, and when it comes back the cloud is used again. Probes carry no content: the
+/// provider records only the one real request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_follows_the_network_as_it_goes_slows_and_comes_back() {
+    use tandem_core::network::{MonitorConfig, NetState, NetworkMonitor, Target};
+    let lb = Loopback::start(KEY).await.unwrap();
+    let front = Front::start(lb.addr()).await;
+    let store = Arc::new(MemoryStore::default());
+    store.set("lb", &ApiKey::new(KEY).unwrap()).unwrap();
+    let scanner = scanner();
+    let mut o = Orchestrator::new(
+        Sanitizer::new(scanner.clone()),
+        Arc::new(Egress::new(scanner, None)),
+        Some(Arc::new(EchoEngine::default())),
+        catalog(&front.base_url(), Wire::Openai, "echo"),
+        Keys::new(store),
+        LocalClass::Small,
+    );
+    o.reliability.base_delay = Duration::from_millis(5);
+    let monitor = NetworkMonitor::spawn(
+        vec![Target {
+            provider: "lb".into(),
+            url: (front.base_url() + "/").parse().unwrap(),
+        }],
+        MonitorConfig {
+            interval: Duration::from_millis(50),
+            timeout: Duration::from_millis(2_000),
+            max_backoff: Duration::from_millis(200),
+            window: 3,
+            degraded_rtt: Duration::from_millis(150),
+            degraded_error_rate: 0.5,
+        },
+        None,
+    );
+    let state = monitor.subscribe();
+    let mut slow_state = monitor.subscribe();
+    o.watch_network(monitor);
+    let o = Arc::new(o);
+    let wait = |want: NetState| {
+        let mut s = state.clone();
+        async move {
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                s.wait_for(|s| s.probed && s.state == want),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("network never became {want:?}"))
+            .unwrap();
+        }
+    };
+    let task = || Task {
+        prompt: "Why do leaves change colour in autumn?".into(),
+        ..Task::default()
+    };
+    let plan_of = |events: &[RunEvent]| match &events[0] {
+        RunEvent::Plan { plan } => plan.clone(),
+        other => panic!("{other:?}"),
+    };
+
+    wait(NetState::Online).await;
+    let (s, events) = run(&o, task(), None).await;
+    assert_eq!(
+        s.answered_by.as_deref(),
+        Some("cloud"),
+        "{:?}",
+        plan_of(&events).reasons
+    );
+    assert_eq!(lb.received().len(), 1);
+
+    front.set(GONE);
+    wait(NetState::Offline).await;
+    let started = Instant::now();
+    let (s, events) = run(&o, task(), None).await;
+    let plan = plan_of(&events);
+    assert_eq!(plan.route, Route::Local);
+    assert!(
+        plan.reasons[0].contains("the network is offline"),
+        "{:?}",
+        plan.reasons
+    );
+    assert_eq!(s.answered_by.as_deref(), Some("local"));
+    assert!(!s.fell_back, "planned local, not a failed cloud step");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no connection attempt first"
+    );
+
+    front.set(SLOW);
+    wait(NetState::Degraded).await;
+    // Only slowness in the window (the lost probes have left it): the reason names the round trip.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        slow_state.wait_for(|s| s.providers[0].error_rate == 0.0 && s.state == NetState::Degraded),
+    )
+    .await
+    .expect("slow only")
+    .unwrap();
+    let (s, events) = run(&o, task(), None).await;
+    let plan = plan_of(&events);
+    assert_eq!(plan.route, Route::Local, "{:?}", plan.reasons);
+    assert!(
+        plan.reasons[0].starts_with("the network is slow")
+            && plan.reasons[0].contains("a short task stays on this device"),
+        "{:?}",
+        plan.reasons
+    );
+    assert_eq!(s.answered_by.as_deref(), Some("local"));
+    // A long task still goes: waiting for the cloud is worth it there.
+    let long = Task {
+        prompt: format!(
+            "Why do leaves change colour in autumn? {}",
+            "Explain the chemistry in detail. ".repeat(15)
+        ),
+        ..Task::default()
+    };
+    let (s, _) = run(&o, long, None).await;
+    assert_eq!(s.answered_by.as_deref(), Some("cloud"));
+    assert_eq!(lb.received().len(), 2);
+
+    front.set(UP);
+    wait(NetState::Online).await;
+    let (s, _) = run(&o, task(), None).await;
+    assert_eq!(s.answered_by.as_deref(), Some("cloud"));
+    assert_eq!(
+        lb.received().len(),
+        3,
+        "probes are not requests: only the three real ones arrived"
     );
 }

@@ -1,0 +1,363 @@
+//! Self-knowledge: whether the local model's own answer to a short task can be trusted. It
+//! recognises the shape of a task (multiple choice, a worked problem, a short factual
+//! question), asks the local model in a form whose confidence can be read from token
+//! probabilities, and reads that confidence. The router decides what to do with it.
+
+use serde::Serialize;
+
+use crate::cloud::ChatMessage;
+use crate::local::{GenerateRequest, TokenLogprob};
+
+/// What kind of answer a task wants, as far as reading its confidence goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// Options lettered A., B., ... on their own lines: the answer is a letter, and the
+    /// probability the model gives each letter is its confidence.
+    Choice { letters: Vec<char> },
+    /// A problem with numbers to work out: reasoning, then a final answer line whose tokens'
+    /// probabilities are the confidence.
+    Worked,
+    /// A short question with a short answer: the answer's token probabilities.
+    Fact,
+}
+
+/// Longest prompt (characters) a local attempt is made for: past this the task is not short.
+const MAX_PROMPT_CHARS: usize = 2_000;
+
+/// The options of a multiple-choice prompt ("A. 4" lines, at least two, in letter order).
+pub fn options(prompt: &str) -> Vec<(char, String)> {
+    let mut out: Vec<(char, String)> = Vec::new();
+    for line in prompt.lines() {
+        let l = line.trim_start();
+        let mut chars = l.chars();
+        let (Some(c), Some(sep)) = (chars.next(), chars.next()) else {
+            continue;
+        };
+        let expected = (b'A' + out.len() as u8) as char;
+        if c == expected && matches!(sep, '.' | ')') && out.len() < 10 {
+            let rest: String = chars.collect();
+            if rest.starts_with(char::is_whitespace) {
+                out.push((c, rest.trim().to_string()));
+            }
+        }
+    }
+    if out.len() >= 2 {
+        out
+    } else {
+        Vec::new()
+    }
+}
+
+/// The shape of `prompt` when a local attempt can be judged, `None` for open work (writing,
+/// code, long or fresh tasks: the complexity guess decides those alone).
+pub fn shape(prompt: &str) -> Option<Shape> {
+    if prompt.chars().count() > MAX_PROMPT_CHARS || prompt.trim().is_empty() {
+        return None;
+    }
+    let opts = options(prompt);
+    if !opts.is_empty() {
+        return Some(Shape::Choice {
+            letters: opts.into_iter().map(|(c, _)| c).collect(),
+        });
+    }
+    let f = super::complexity::features(prompt);
+    // code, long-form writing, fresh knowledge: no short answer to judge.
+    if f[5] > 0.0 || f[8] > 0.0 || f[9] > 0.0 {
+        return None;
+    }
+    let numbers = prompt
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .count();
+    let asks =
+        prompt.trim_end().ends_with('?') || prompt.lines().last().is_some_and(|l| l.contains('?'));
+    if numbers >= 2 && (asks || f[3] > 0.0) {
+        return Some(Shape::Worked);
+    }
+    (asks && prompt.chars().count() <= 300).then_some(Shape::Fact)
+}
+
+/// Instructions for a worked problem: short reasoning, then the line the confidence is read
+/// from.
+const WORKED_SYSTEM: &str = "Solve the problem. Reason briefly, step by step, then write the final answer on its own last line as \"Answer: <number>\".";
+const CHOICE_SYSTEM: &str =
+    "Answer the multiple-choice question with the letter of the correct option only.";
+
+/// Alternatives read at a multiple-choice answer's one token.
+const CHOICE_ALTERNATIVES: usize = 20;
+
+/// The local model's request for a task of `shape` (the messages as the local model would read
+/// the task otherwise, with the shape's instruction first).
+pub fn request(shape: &Shape, messages: Vec<ChatMessage>, max_tokens: usize) -> GenerateRequest {
+    let (system, max_tokens, logprobs) = match shape {
+        Shape::Choice { .. } => (Some(CHOICE_SYSTEM), 1, CHOICE_ALTERNATIVES),
+        Shape::Worked => (Some(WORKED_SYSTEM), max_tokens.max(384), 1),
+        Shape::Fact => (None, max_tokens, 1),
+    };
+    let mut all = Vec::with_capacity(messages.len() + 1);
+    if let Some(s) = system {
+        all.push(ChatMessage::new(crate::cloud::Role::System, s));
+    }
+    all.extend(messages);
+    GenerateRequest {
+        messages: all,
+        max_tokens,
+        temperature: None,
+        logprobs: Some(logprobs),
+        // A small model asked for a letter often wants to reason first ("To find..."): the
+        // answer is held to the letters, so their probabilities are its belief between them.
+        choices: match shape {
+            Shape::Choice { letters } => letters.iter().map(|c| c.to_string()).collect(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// The local answer as shown, and how sure the model was (0..1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub text: String,
+    pub confidence: f64,
+}
+
+/// Reads the answer and its confidence from a generation of `request(shape, ..)`.
+pub fn judge(shape: &Shape, prompt: &str, text: &str, tokens: &[TokenLogprob]) -> Judged {
+    match shape {
+        Shape::Choice { letters } => judge_choice(letters, prompt, text, tokens),
+        Shape::Worked => {
+            // The final answer's tokens: those after the last "Answer" (the model wrote the
+            // line the instruction asked for), else the last number written.
+            let conf = answer_tokens(tokens)
+                .or_else(|| last_number(tokens))
+                .map(geometric_mean)
+                .unwrap_or(0.0);
+            Judged {
+                text: text.trim().to_string(),
+                confidence: conf,
+            }
+        }
+        Shape::Fact => Judged {
+            text: text.trim().to_string(),
+            confidence: geometric_mean(&tokens[..tokens.len().min(FACT_TOKENS)]),
+        },
+    }
+}
+
+/// A short answer is judged on its first tokens (where it names the fact); later tokens are
+/// phrasing.
+const FACT_TOKENS: usize = 12;
+
+fn geometric_mean(tokens: &[TokenLogprob]) -> f64 {
+    if tokens.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = tokens.iter().map(|t| (t.p.max(1e-9) as f64).ln()).sum();
+    (sum / tokens.len() as f64).exp()
+}
+
+/// The tokens of the final answer of a worked problem: after the last "Answer", up to the end
+/// of that line, those that carry digits; `None` when there is no such line.
+fn answer_tokens(tokens: &[TokenLogprob]) -> Option<&[TokenLogprob]> {
+    let mut text = String::new();
+    let mut starts = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        starts.push(text.len());
+        text.push_str(&t.text);
+    }
+    let lower = text.to_ascii_lowercase();
+    let at = lower.rfind("answer")?;
+    let first = starts.iter().rposition(|&s| s <= at)?;
+    let rest = &tokens[first..];
+    let end = rest
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, t)| t.text.contains('\n'))
+        .map_or(rest.len(), |(i, _)| i);
+    let line = &rest[..end];
+    let a = line
+        .iter()
+        .position(|t| t.text.chars().any(|c| c.is_ascii_digit()))?;
+    let b = line
+        .iter()
+        .rposition(|t| t.text.chars().any(|c| c.is_ascii_digit()))?;
+    Some(&line[a..=b])
+}
+
+/// The tokens of the last number written (a worked answer without its "Answer" line).
+fn last_number(tokens: &[TokenLogprob]) -> Option<&[TokenLogprob]> {
+    let digit = |t: &TokenLogprob| t.text.chars().any(|c| c.is_ascii_digit());
+    let b = tokens.iter().rposition(digit)?;
+    let a = tokens[..=b]
+        .iter()
+        .rposition(|t| !digit(t) && !matches!(t.text.as_str(), "," | "."))
+        .map_or(0, |i| i + 1);
+    Some(&tokens[a..=b])
+}
+
+fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogprob]) -> Judged {
+    let mut mass = vec![0f64; letters.len()];
+    if let Some(first) = tokens.first() {
+        let alternatives: Vec<(String, f32)> = if first.top.is_empty() {
+            vec![(first.text.clone(), first.p)]
+        } else {
+            first.top.clone()
+        };
+        for (tok, p) in alternatives {
+            if let Some(i) = letter_of(&tok).and_then(|c| letters.iter().position(|&l| l == c)) {
+                mass[i] += p as f64;
+            }
+        }
+    }
+    let total: f64 = mass.iter().sum();
+    let best = mass
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i);
+    match best.filter(|_| total > 0.0) {
+        Some(i) => {
+            let opts = options(prompt);
+            let letter = letters[i];
+            let option = opts
+                .iter()
+                .find(|(c, _)| *c == letter)
+                .map(|(_, t)| t.as_str())
+                .unwrap_or("");
+            // Normalised over the letters: how the model splits its belief between the
+            // options. (Held to the letters, the engine reports either the free distribution
+            // or the one masked to the letters, whichever it sampled from first; normalised,
+            // the two are the same.)
+            Judged {
+                text: format!("{letter}. {option}").trim().to_string(),
+                confidence: mass[i] / total,
+            }
+        }
+        None => Judged {
+            text: text.trim().to_string(),
+            confidence: 0.0,
+        },
+    }
+}
+
+/// The option letter a token stands for ("B", " B", "B." ...).
+fn letter_of(tok: &str) -> Option<char> {
+    let t = tok.trim().trim_end_matches(['.', ')', ':']);
+    let mut c = t.chars();
+    match (c.next(), c.next()) {
+        (Some(l), None) if l.is_ascii_uppercase() => Some(l),
+        _ => None,
+    }
+}
+
+/// The confidence at or above which the local answer is kept, per shape. Calibrated with the
+/// recommended model on this project's development routing sets (`bench/eval_answer.py`):
+/// the point where the routed answers recover the most of the gap to the strong model while
+/// at most half the tasks go to the cloud.
+pub fn threshold(shape: &Shape) -> f64 {
+    match shape {
+        Shape::Choice { .. } => 0.60,
+        Shape::Worked => 0.90,
+        Shape::Fact => 0.60,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tok(text: &str, p: f32) -> TokenLogprob {
+        TokenLogprob {
+            text: text.into(),
+            p,
+            top: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn shapes_are_recognised() {
+        assert_eq!(
+            shape("Which is a prime?\nA. 4\nB. 5\nC. 6\nD. 8\nAnswer:"),
+            Some(Shape::Choice {
+                letters: vec!['A', 'B', 'C', 'D']
+            })
+        );
+        assert_eq!(
+            shape("Janet has 16 eggs and eats 3. She sells the rest at $2 each. How much does she make?"),
+            Some(Shape::Worked)
+        );
+        assert_eq!(shape("What is the capital of Italy?"), Some(Shape::Fact));
+        assert_eq!(shape("Write a poem about the sea."), None);
+        assert_eq!(
+            shape("Implement a python function that sorts 3 lists?"),
+            None
+        );
+        assert_eq!(shape("What is the latest news about 2026 elections?"), None);
+    }
+
+    #[test]
+    fn a_choice_is_read_from_the_letters_probabilities() {
+        let first = TokenLogprob {
+            text: "B".into(),
+            p: 0.7,
+            top: vec![("B".into(), 0.7), (" A".into(), 0.2), ("The".into(), 0.1)],
+        };
+        let j = judge(
+            &Shape::Choice {
+                letters: vec!['A', 'B', 'C'],
+            },
+            "Q\nA. one\nB. two\nC. three",
+            "B",
+            &[first],
+        );
+        assert_eq!(j.text, "B. two");
+        let expected = 0.7 / 0.9;
+        assert!((j.confidence - expected).abs() < 1e-6, "{}", j.confidence);
+        // No letter at all: not trusted.
+        let j = judge(
+            &Shape::Choice {
+                letters: vec!['A', 'B'],
+            },
+            "Q\nA. x\nB. y",
+            "The",
+            &[tok("The", 0.9)],
+        );
+        assert_eq!(j.confidence, 0.0);
+    }
+
+    #[test]
+    fn a_worked_answer_is_judged_on_its_final_number() {
+        let toks = [
+            tok("16", 0.2),
+            tok(" - 3 = 13", 0.3),
+            tok("\n", 0.9),
+            tok("Answer", 0.99),
+            tok(":", 0.99),
+            tok(" 2", 0.5),
+            tok("6", 0.8),
+        ];
+        let j = judge(&Shape::Worked, "", "16 - 3 = 13\nAnswer: 26", &toks);
+        assert!(
+            (j.confidence - (0.5f64 * 0.8).sqrt()).abs() < 1e-6,
+            "{}",
+            j.confidence
+        );
+        // No answer line: the last number written.
+        let j = judge(
+            &Shape::Worked,
+            "",
+            "So she has 26",
+            &[tok("So she has", 0.9), tok(" 2", 0.5), tok("6", 0.5)],
+        );
+        assert!((j.confidence - 0.5).abs() < 1e-6, "{}", j.confidence);
+        // No number at all: no confidence.
+        let j = judge(
+            &Shape::Worked,
+            "",
+            "I do not know",
+            &[tok("I do not know", 0.9)],
+        );
+        assert_eq!(j.confidence, 0.0);
+    }
+}
