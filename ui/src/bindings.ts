@@ -19,7 +19,12 @@ export type Plan = { route: Route, strategy: Strategy | null, fragments: Array<P
 /**
  * Probability that the task needs a stronger model than the local one (1 - p_local).
  */
-complexity: number, reasons: Array<string>, };
+complexity: number, reasons: Array<string>, 
+/**
+ * The local model answers first and keeps its answer when its confidence reaches this;
+ * below it the task goes on as planned. `None`: no local attempt.
+ */
+local_attempt?: number, };
 
 export type Summary = { text: string, route: Route | null, agent: string | null, cloud_tokens: number, local_tokens: number, 
 /**
@@ -29,7 +34,19 @@ prompt_tokens: number, completion_tokens: number, cost_usd: number,
 /**
  * What sending the whole task to the same agent would have cost.
  */
-all_cloud_cost_usd: number, energy_local_j: number, energy_cloud_j: number, masked: number, withheld: number, fell_back: boolean, };
+all_cloud_cost_usd: number, energy_local_j: number, energy_cloud_j: number, masked: number, withheld: number, fell_back: boolean, 
+/**
+ * Who wrote the answer: "local", "cloud" or "device".
+ */
+answered_by: string | null, 
+/**
+ * How sure the local model was of its answer, when its confidence was read.
+ */
+confidence: number | null, 
+/**
+ * The local model tried first and was not sure enough: the task went on as planned.
+ */
+escalated: boolean, };
 
 export type RunEvent = { "type": "plan", plan: Plan, } | { "type": "step", step: string, place: string, } | { "type": "text", text: string, } | { "type": "notice", text: string, };
 

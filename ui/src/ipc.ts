@@ -83,6 +83,13 @@ export const onAttach = (f: (e: AttachEvent) => void): Promise<UnlistenFn> =>
   getCurrentWebviewWindow().listen<AttachEvent>("tandem://attach", (e) => f(e.payload));
 export const onPrefs = (f: (p: Prefs) => void): Promise<UnlistenFn> =>
   listen<Prefs>("tandem://prefs", (e) => f(e.payload));
+/** The cloud providers' reachability, as the core's network monitor reports it (the shell
+ * forwards the core's events; written here by hand: the core's `Event` has no generated type). */
+export interface NetworkStatus { state: "online" | "degraded" | "offline"; probed: boolean }
+export const onNetwork = (f: (s: NetworkStatus) => void): Promise<UnlistenFn> =>
+  listen<{ type: string; status?: NetworkStatus }>("tandem://event", (e) => {
+    if (e.payload.type === "network" && e.payload.status) f(e.payload.status);
+  });
 export const onQuickShown = (f: () => void): Promise<UnlistenFn> => listen("tandem://quick-shown", () => f());
 export const onOpenConversation = (f: (id: string) => void): Promise<UnlistenFn> =>
   listen<string>("tandem://open-conversation", (e) => f(e.payload));

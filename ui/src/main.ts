@@ -5,7 +5,7 @@ import { installCopyButtons, markdownInto } from "./markdown";
 import type { AttachEvent, Chip, LedgerEntry, Plan, PlanFragment, RunEvent, Turn } from "./ipc";
 import {
   accelerator, chipText, errorText, filterEntries, showProgress, formatModel, hardwareText, modelOffer, POLICY_TEXT, indexEventText, indexStatusText, modelText, progressText, formatSummary, formatTotals, payloadText, pieces,
-  placeholderPieces, routeLabel, savings, turnStatus, applyTheme, themeOf, THEME_KEY,
+  placeholderPieces, routeLabel, savings, localShare, networkText, turnStatus, applyTheme, themeOf, THEME_KEY,
 } from "./view";
 
 const $ = <T extends HTMLElement>(sel: string) => document.querySelector<T>(sel)!;
@@ -197,6 +197,14 @@ function mainWindow() {
   void ipc.onAttach((e) => chips.on(e));
   void ipc.onPrefs((p) => { pause.checked = p.cloud_paused; });
   void ipc.onOpenConversation((id) => void openConversation(id));
+  // What the router knows about the network, where every question starts.
+  const net = $<HTMLElement>("#net-status");
+  void ipc.onNetwork((s) => {
+    const text = networkText(s);
+    net.hidden = text === null;
+    net.textContent = text ?? "";
+    net.dataset.state = s.state === "offline" ? "error" : "loading";
+  });
   ipc.getSettings().then((s) => {
     pause.checked = s.cloud_paused;
     // Scanning with rules only is a weaker guarantee: say so where every question starts.
@@ -478,6 +486,8 @@ function mainWindow() {
         card("bytes that left", String(view.totals.bytes_sent)),
         card("cloud cost", `$${s.cost.toFixed(4)}`),
         card("all-cloud would cost", `$${s.allCloud.toFixed(4)}`),
+        card("saved versus all-cloud", `$${Math.max(0, s.allCloud - s.cost).toFixed(4)}`),
+        card("answered on your hardware", localShare(s) || "—"),
         card("energy (estimate)", `${s.energyJ.toFixed(0)} J`),
         card("local runs", `${view.totals.local_runs} (${view.totals.local_tokens} tokens)`),
       );

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   accelerator, chipText, errorText, formatMetrics, formatModel, formatSummary, labelCount, payloadText, pieces,
-  placeholderPieces, routeLabel, savings,
+  placeholderPieces, routeLabel, savings, localShare, networkText,
 } from "./view";
 import type { LedgerEntry, Summary } from "./ipc";
 
 const summary: Summary = {
   text: "", route: "split", agent: "claude-sonnet", cloud_tokens: 120, local_tokens: 30, prompt_tokens: 100,
   completion_tokens: 50, cost_usd: 0.0012, all_cloud_cost_usd: 0.0034, energy_local_j: 12.5, energy_cloud_j: 240,
-  masked: 2, withheld: 0, fell_back: false,
+  masked: 2, withheld: 0, fell_back: false, answered_by: "cloud", confidence: null, escalated: false,
 };
 
 describe("view helpers", () => {
@@ -41,6 +41,15 @@ describe("view helpers", () => {
     expect(routeLabel("local", "device")).toBe("Your device");
     expect(formatSummary({ ...summary, agent: "your device: desk", cloud_tokens: 0, masked: 0 }, 1000).startsWith("your device: desk · ")).toBe(true);
     expect(savings([{ summary }, { summary: null }]).allCloud).toBeCloseTo(0.0034);
+    const local = { ...summary, answered_by: "local", cloud_tokens: 0 };
+    const share = savings([{ summary }, { summary: local }, { summary: null }]);
+    expect(share.answered).toBe(2);
+    expect(localShare(share)).toBe("1 of 2 (50%)");
+    expect(localShare({ local: 0, answered: 0 })).toBe("");
+    expect(networkText({ state: "offline", probed: true })).toBe("Offline: answering on this device");
+    expect(networkText({ state: "degraded", probed: true })).toContain("short tasks stay local");
+    expect(networkText({ state: "offline", probed: false })).toBeNull();
+    expect(networkText({ state: "online", probed: true })).toBeNull();
   });
   it("cuts the question by the plan's UTF-8 byte offsets", () => {
     const q = "Café bill: IBAN DE89 3704 0044 0532 0130 00. Why?";

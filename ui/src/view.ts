@@ -46,6 +46,10 @@ export function formatSummary(s: Summary, elapsedMs: number): string {
   if (s.agent?.startsWith("your device:")) parts.unshift(s.agent);
   parts.push(`cost ${usd(s.cost_usd)}${s.all_cloud_cost_usd > 0 ? ` (all-cloud ${usd(s.all_cloud_cost_usd)})` : ""}`);
   parts.push(`≈ ${joules(s.energy_local_j + s.energy_cloud_j)}`);
+  // Self-knowledge: the local model's confidence, and whether it kept or passed the task on.
+  if (s.confidence !== null && s.confidence !== undefined) {
+    parts.unshift(s.escalated ? `escalated: local confidence ${s.confidence.toFixed(2)}` : `local confidence ${s.confidence.toFixed(2)}`);
+  }
   if (s.masked) parts.push(`${s.masked} masked`);
   if (s.withheld) parts.push(`${s.withheld} withheld`);
   return parts.join(" · ");
@@ -153,15 +157,30 @@ export function formatTotals(t: Totals): string {
 }
 
 /** Saving of the routed answers against sending each whole task to the cloud. */
-export function savings(turns: { summary: Summary | null }[]): { cost: number; allCloud: number; energyJ: number } {
-  let cost = 0, allCloud = 0, energyJ = 0;
+export function savings(turns: { summary: Summary | null }[]): { cost: number; allCloud: number; energyJ: number; local: number; answered: number } {
+  let cost = 0, allCloud = 0, energyJ = 0, local = 0, answered = 0;
   for (const t of turns) {
     if (!t.summary) continue;
     cost += t.summary.cost_usd;
     allCloud += t.summary.all_cloud_cost_usd;
     energyJ += t.summary.energy_local_j + t.summary.energy_cloud_j;
+    answered += 1;
+    // Answers written on the user's own hardware (this machine or a device of theirs).
+    if (t.summary.answered_by !== "cloud" && t.summary.cloud_tokens === 0) local += 1;
   }
-  return { cost, allCloud, energyJ };
+  return { cost, allCloud, energyJ, local, answered };
+}
+
+/** "7 of 10 (70%) answered on your hardware", "" before any answer. */
+export function localShare(s: { local: number; answered: number }): string {
+  if (!s.answered) return "";
+  return `${s.local} of ${s.answered} (${Math.round((100 * s.local) / s.answered)}%)`;
+}
+
+/** The network as the router sees it, for the header; null when there is nothing to say. */
+export function networkText(s: { state: "online" | "degraded" | "offline"; probed: boolean }): string | null {
+  if (!s.probed || s.state === "online") return null;
+  return s.state === "offline" ? "Offline: answering on this device" : "Slow network: short tasks stay local";
 }
 
 export function passText(p: PassStats): string {

@@ -589,3 +589,109 @@ fn the_official_clients_call_tools_through_the_privacy_layer() {
     drop(server);
     drop(w);
 }
+
+/// The `answer --jsonl` contract with the real small model: one line out per line in, same
+/// order, the documented keys; `--local` answers here with the model's confidence on short
+/// tasks (null on open ones) and sends nothing; a malformed line gets {"id": null, "error"};
+/// without `--local` a task the plan sends away reaches the loopback agent masked and the line
+/// says the cloud answered.
+#[test]
+fn answer_jsonl_keeps_its_contract() {
+    let w = LoopbackWorld::new();
+    let input = concat!(
+        r#"{"id": "mc", "prompt": "Which of these is a prime number?\nA. 4\nB. 5\nC. 6\nD. 8\nAnswer:"}"#,
+        "\n",
+        "not json\n",
+        r#"{"id": "open", "prompt": "Write a short poem about the sea."}"#,
+        "\n",
+    );
+    let answer = |args: &[&str], input: &str| -> Vec<Value> {
+        let mut c = super::tandem();
+        w.env(&mut c);
+        let mut child = c
+            .args(["answer", "--jsonl", "--max-tokens", "24"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let lines = answer(&["--local"], input);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        (&lines[1]["id"], lines[1]["error"].is_string()),
+        (&Value::Null, true)
+    );
+    for (l, id) in [(&lines[0], "mc"), (&lines[2], "open")] {
+        assert_eq!(l["id"], id);
+        for k in [
+            "route",
+            "answered_by",
+            "text",
+            "confidence",
+            "escalated",
+            "local_tokens",
+            "cloud_tokens",
+        ] {
+            assert!(l.get(k).is_some(), "{k} missing in {l}");
+        }
+        assert_eq!(
+            (l["route"].as_str(), l["answered_by"].as_str()),
+            (Some("local"), Some("local"))
+        );
+        assert_eq!(
+            (l["escalated"].as_bool(), l["cloud_tokens"].as_u64()),
+            (Some(false), Some(0))
+        );
+        assert!(l["local_tokens"].as_u64().unwrap() > 0);
+    }
+    // The multiple-choice answer is held to the options and carries the model's belief.
+    let mc = &lines[0];
+    let c = mc["confidence"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&c) && c > 0.0, "{mc}");
+    assert!(
+        ["A. 4", "B. 5", "C. 6", "D. 8"].contains(&mc["text"].as_str().unwrap()),
+        "{mc}"
+    );
+    assert_eq!(lines[2]["confidence"], Value::Null);
+    assert!(w.lb.received().is_empty(), "--local sends nothing");
+    // Routed: a small local model makes no attempt; the plan sends the task, masked.
+    let routed = answer(
+        &[],
+        &format!(
+            "{}\n",
+            serde_json::json!({"id": "r", "prompt": format!("Why might my bank reject a transfer to {IBAN}?")})
+        ),
+    );
+    assert_eq!(routed.len(), 1);
+    let r = &routed[0];
+    assert_eq!(
+        (r["route"].as_str(), r["answered_by"].as_str()),
+        (Some("split"), Some("cloud")),
+        "{r}"
+    );
+    assert!(r["cloud_tokens"].as_u64().unwrap() > 0, "{r}");
+    // The loopback model echoes what it got: the answer comes back restored on the device.
+    assert!(r["text"].as_str().unwrap().contains(IBAN), "{r}");
+    let sent = w.lb.received();
+    assert_eq!(sent.len(), 1);
+    assert!(!sent[0].to_string().contains("3704"), "{}", sent[0]);
+}
