@@ -605,7 +605,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         && task.attachments.is_empty())
     .then(|| selfcheck::shape(&task.prompt))
     .flatten()
-    .map(|s| selfcheck::threshold(&s));
+    .and_then(|s| selfcheck::threshold(&s));
     let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
         let local_attempt = attempt
