@@ -18,7 +18,7 @@ use rmcp::{
 use serde_json::{json, Value};
 use tandem_core::config::Settings;
 use tandem_core::host::{self, TurnRequest};
-use tandem_core::router::run::{Orchestrator, RunEvent, Summary};
+use tandem_core::router::run::{Orchestrator, RunEvent};
 use tandem_core::sensitivity::Scanner;
 use tokio::sync::OnceCell;
 
@@ -191,12 +191,7 @@ impl TandemMcp {
                 e.to_string(),
             )]));
         }
-        let s: Summary = out
-            .turn
-            .summary
-            .as_ref()
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
+        let s = out.summary();
         let answered_by = match (&s.agent, s.fell_back) {
             (Some(a), false) => format!(
                 "cloud agent {a} ({} masked, {} withheld)",

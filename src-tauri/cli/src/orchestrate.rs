@@ -220,12 +220,7 @@ pub async fn ask(settings: &Settings, a: AskArgs) -> Result<()> {
     if let Some(e) = out.error {
         return Err(coded(e));
     }
-    let summary: Summary = out
-        .turn
-        .summary
-        .as_ref()
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let summary = out.summary();
     if let Some((_, id)) = &conversation {
         if a.explain {
             eprintln!("conversation: {id}");
@@ -369,12 +364,7 @@ pub async fn answer_jsonl(
                         json!({"id": id, "error": e.to_string(), "code": e.code()})
                     }
                     None => {
-                        let s: Summary = out
-                            .turn
-                            .summary
-                            .as_ref()
-                            .and_then(|v| serde_json::from_value(v.clone()).ok())
-                            .unwrap_or_default();
+                        let s = out.summary();
                         json!({
                             "id": id,
                             "route": s.route,

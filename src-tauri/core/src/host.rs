@@ -271,6 +271,17 @@ pub struct TurnOutcome {
     pub error: Option<RunError>,
 }
 
+impl TurnOutcome {
+    /// The run's summary as the turn stored it (empty when the run failed before one).
+    pub fn summary(&self) -> crate::router::run::Summary {
+        self.turn
+            .summary
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
