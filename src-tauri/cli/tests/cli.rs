@@ -135,10 +135,13 @@ fn run_with_stdin(args: &[&str], input: &str) -> std::process::Output {
 }
 
 fn run_with_stdin_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> std::process::Output {
+    output_with_stdin(tandem().envs(env.iter().copied()).args(args), input)
+}
+
+/// Runs `c` with `input` on its stdin; stdout and stderr captured.
+fn output_with_stdin(c: &mut Command, input: &str) -> std::process::Output {
     use std::io::Write;
-    let mut child = tandem()
-        .envs(env.iter().copied())
-        .args(args)
+    let mut child = c
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -608,21 +608,11 @@ fn answer_jsonl_keeps_its_contract() {
     let answer = |args: &[&str], input: &str| -> Vec<Value> {
         let mut c = super::tandem();
         w.env(&mut c);
-        let mut child = c
-            .args(["answer", "--jsonl", "--max-tokens", "24"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = super::output_with_stdin(
+            c.args(["answer", "--jsonl", "--max-tokens", "24"])
+                .args(args),
+            input,
+        );
         assert!(
             out.status.success(),
             "{}",
@@ -694,4 +684,78 @@ fn answer_jsonl_keeps_its_contract() {
     let sent = w.lb.received();
     assert_eq!(sent.len(), 1);
     assert!(!sent[0].to_string().contains("3704"), "{}", sent[0]);
+}
+
+/// The network monitor every host runs probes the cloud providers (a HEAD, no key, no
+/// content), but nothing at all while Pause cloud is on: a provider that counts connections
+/// sees none from a paused `tandem answer`, and sees the probe once resumed.
+#[test]
+fn a_paused_tandem_does_not_even_probe_the_cloud() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = connections.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { break };
+            seen.fetch_add(1, Ordering::SeqCst);
+            let _ = s.write_all(
+                b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = super::tandem();
+        c.env("TANDEM_CONFIG_DIR", tmp.path().join("config"))
+            .env("TANDEM_LEDGER", tmp.path().join("ledger.sqlite3"))
+            .env("TANDEM_NER", "off")
+            .env("TANDEM_KEY_COUNTER", KEY)
+            .args(args);
+        c
+    };
+    let ok = |mut c: Command, input: &str| {
+        let out = super::output_with_stdin(&mut c, input);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let base = format!("http://127.0.0.1:{port}/v1");
+    ok(
+        cmd(&[
+            "cloud",
+            "add",
+            "counter",
+            "--wire",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+        ]),
+        "",
+    );
+    ok(cmd(&["cloud", "pause"]), "");
+    let line = r#"{"id": 1, "prompt": "Say hello."}"#.to_string() + "\n";
+    ok(
+        cmd(&["answer", "--jsonl", "--local", "--max-tokens", "16"]),
+        &line,
+    );
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        0,
+        "a paused Tandem probed the cloud"
+    );
+    ok(cmd(&["cloud", "resume"]), "");
+    ok(
+        cmd(&["answer", "--jsonl", "--local", "--max-tokens", "16"]),
+        &line,
+    );
+    assert!(
+        connections.load(Ordering::SeqCst) >= 1,
+        "the monitor probes once resumed (the test can see probes)"
+    );
 }
