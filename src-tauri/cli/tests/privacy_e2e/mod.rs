@@ -218,6 +218,39 @@ fn disguised_identifiers_are_found_and_masked() {
 }
 
 #[test]
+fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_own() {
+    let w = World::new();
+    // Nothing here reads as the user's own (no "I", "my", letter, identifier): before, such a
+    // task went out as written.
+    w.ok(&[
+        "ask",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "Write a Python script for a bakery called sunny crumbs in Devizes that emails Zorvanta Mills in Jeddah each Monday",
+    ]);
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("Python script"), "{}", got[0]);
+    w.assert_never_sent(&["sunny crumbs", "Devizes", "Zorvanta", "Jeddah"]);
+    w.ok(&[
+        "ask",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "Which river flows through Plovdiv?",
+    ]);
+    let got = w.received();
+    assert!(
+        got[1].contains("Plovdiv"),
+        "a world question keeps its name: {}",
+        got[1]
+    );
+}
+
+#[test]
 fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     let w = World::new();
     let prompt = "Turn the memo below into two upbeat bullet points for a team update.\n\n\

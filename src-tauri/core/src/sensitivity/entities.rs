@@ -1,7 +1,8 @@
 //! Names of organisations, places and products, links, and reference codes. Harmless in a
 //! question about the world ("Where is Plovdiv?"), identifying next to a person ("Maria from
-//! Plovdiv works at Acme"): so these are not reported as sensitive spans, and redaction masks
-//! them only in texts that already hold a personal identifier.
+//! Plovdiv works at Acme"): so these are not reported as sensitive spans; redaction decides
+//! where to mask them (`redact::decide_report`: the user's own material, tasks on named things,
+//! not the public names of a question about the world).
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -385,6 +386,60 @@ fn patterns() -> &'static (Regex, Regex, Regex) {
     })
 }
 
+/// Phrases that introduce a name: a greeting at the start of a line ("Hi May,"), or a kind of
+/// thing followed by "called"/"named" ("a company called tech stop"). Knowledge, kept as data
+/// (`INTRODUCERS`); the name runs to the next punctuation or linking word ("in", "that"), at
+/// most three words.
+fn introduced() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| {
+        let kinds = INTRODUCERS.join("|");
+        Regex::new(&format!(
+            r"(?m)(?:^[ \t]*(?i:hi|hello|hey|dear)[ \t]+(?P<name>\p{{L}}[\p{{L}}'’\-]*)[ \t]*[,!]|\b(?i:{kinds})[ \t]+(?i:called|named)[ \t]+(?P<name2>\p{{L}}[\p{{L}}\d'’\-]*(?:[ \t]+\p{{L}}[\p{{L}}\d'’\-]*){{0,2}}?)(?:[ \t]*[,.;:!?)\n]|$|[ \t]+(?:in|at|on|of|from|that|which|who|where|located|based|with|for|and|to|is|was|has|had|will|sells|makes)\b))"
+        ))
+        .unwrap_or_else(|_| unreachable!("introducer pattern compiles"))
+    })
+}
+
+/// Kinds of things whose name follows "called" or "named".
+const INTRODUCERS: &[&str] = &[
+    "company",
+    "business",
+    "firm",
+    "shop",
+    "store",
+    "brand",
+    "startup",
+    "agency",
+    "restaurant",
+    "cafe",
+    "bakery",
+    "app",
+    "website",
+    "channel",
+    "band",
+    "school",
+    "person",
+    "man",
+    "woman",
+    "boy",
+    "girl",
+    "guy",
+    "student",
+    "friend",
+    "colleague",
+    "customer",
+    "client",
+    "character",
+    "dog",
+    "cat",
+    "town",
+    "village",
+    "street",
+    "project",
+    "product",
+];
+
 /// True when only spaces, quotes or bullets separate `at` from the start of the text or from
 /// a sentence end (`.`, `!`, `?`, `:`, a newline).
 fn sentence_start(text: &str, at: usize) -> bool {
@@ -425,7 +480,7 @@ pub(crate) fn names_in(text: &str) -> Vec<String> {
 fn names_of(text: &str, cands: &[(Entity, bool)]) -> Vec<String> {
     let mut names: Vec<String> = cands
         .iter()
-        .filter(|(e, opener)| !opener && e.label == "ENTITY")
+        .filter(|(e, opener)| !opener && matches!(e.label, "ENTITY" | "NAME"))
         .map(|(e, _)| text[e.start..e.end].to_string())
         .filter(|t| !t.contains(char::is_whitespace))
         .collect();
@@ -482,6 +537,7 @@ fn candidates(text: &str) -> Vec<(Entity, bool)> {
         let t = m.as_str();
         // A code has letters and digits and is not a plain ordinal or unit ("3rd", "10am", "5kg").
         if t.len() >= 4
+            && !super::words::number_with_unit(t)
             && t.chars().any(char::is_alphabetic)
             && t.chars().any(|c| c.is_ascii_digit())
         {
@@ -490,6 +546,20 @@ fn candidates(text: &str) -> Vec<(Entity, bool)> {
                     start: m.start(),
                     end: m.end(),
                     label: "CODE",
+                },
+                false,
+            ));
+        }
+    }
+    // A name the text introduces is one whatever its case or whether it is also a word:
+    // "Hi May,", "a company called tech stop".
+    for c in introduced().captures_iter(text) {
+        if let Some(m) = c.name("name").or_else(|| c.name("name2")) {
+            out.push((
+                Entity {
+                    start: m.start(),
+                    end: m.end(),
+                    label: "NAME",
                 },
                 false,
             ));

@@ -203,6 +203,42 @@ pub fn decide_report(
             if personal {
                 add_entities(&piece, &known, &mut local);
                 add_unknown_words(&piece, &mut local);
+            } else if let Some(words) =
+                super::CommonWords::system().filter(|_| !exam_question(text))
+            {
+                // Not the user's own material, not an exam. Names made of everyday words or
+                // short acronyms ("Rust", "Google Drive", "RFC 3339") name tools and things,
+                // not people, and stay. A question about the world also keeps the names a
+                // dictionary knows (what it asks about: "Plovdiv", "Tehran"); a task on a
+                // named place or company ("an ad for moving from Belgium to Spain", "a plan
+                // for Rostelecom") loses them (PUPA counts such names as the user's context),
+                // and so does a name no dictionary knows ("Jeddah", "Point Nemo").
+                let world = asks_about_the_world(text);
+                let public = |w: &str| {
+                    let parts: Vec<&str> = w
+                        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                        .filter(|p| !p.is_empty())
+                        .collect();
+                    // A single everyday word used as a name ("Rust", "Excel") names a thing;
+                    // several ("Epic Systems", "Taco Bell") name a company.
+                    (world && parts.iter().any(|p| words.knows_name(p)))
+                        || (!parts.is_empty()
+                            && parts.iter().all(|p| {
+                                public_term(p)
+                                    || (parts.len() == 1 && words.knows(p) && !words.knows_name(p))
+                            }))
+                };
+                let mut found = super::entities::find(&piece, &[]);
+                found.retain(|e| e.label == "NAME" || !public(&piece[e.start..e.end]));
+                add_found(&piece, found, &mut local);
+                let chars: Vec<char> = piece.chars().collect();
+                let unknown: Vec<Span> = unknown_word_spans(&piece)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|&(a, b)| !public(&chars[a..b].iter().collect::<String>()))
+                    .map(|(a, b)| word_span(a, b))
+                    .collect();
+                add_spans(unknown, &mut local);
             }
             // Tandem's own placeholders (`[IBAN_1]`, left in a link the cloud wrote, or in a
             // tool call's address argument) hold nothing private: masking them again would
@@ -340,6 +376,84 @@ pub fn masks_entities(text: &str, report: &ScanReport) -> bool {
         || reads_personal(text)
 }
 
+/// Whether a text is a short question about the world ("Which river flows through Plovdiv?",
+/// "Who founded Rostelecom?"): interrogative, at most `WORLD_QUESTION_WORDS` words, not the
+/// user's own material (`reads_personal`). Its names are what it asks about and stay; every
+/// other text — a task on a named company, an ad for a town's shop, a translation — loses its
+/// names to placeholders (PUPA counts such names as the user's private context).
+pub fn asks_about_the_world(text: &str) -> bool {
+    const ASK: &[&str] = &[
+        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was",
+        "were", "does", "do", "did", "can", "could", "name",
+    ];
+    if reads_personal(text) {
+        return false;
+    }
+    if exam_question(text) {
+        return true;
+    }
+    let words = text.split_whitespace().count();
+    if words == 0 || words > WORLD_QUESTION_WORDS {
+        return false;
+    }
+    // A link or a reference code is the user's own material, and a numbered list ("1. Epic
+    // Systems 2. Cerner …") is a batch of the user's names, not one question.
+    let numbered = text
+        .split_whitespace()
+        .filter(|w| {
+            w.len() > 1 && w.ends_with('.') && w[..w.len() - 1].chars().all(|c| c.is_ascii_digit())
+        })
+        .count();
+    if numbered >= 2
+        || super::entities::find_named(text)
+            .iter()
+            .any(|e| !matches!(e.label, "ENTITY" | "NAME"))
+    {
+        return false;
+    }
+    let first = text
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    text.trim_end().ends_with('?') || ASK.contains(&first.as_str())
+}
+
+/// Names of technologies that name no one ("Python", "Kubernetes", "RFC"): data, one per line.
+const PUBLIC_TERMS: &str = include_str!("data/public_terms.txt");
+
+/// Whether `word` names a technology listed in `PUBLIC_TERMS` (any case).
+fn public_term(word: &str) -> bool {
+    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<String>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        PUBLIC_TERMS
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_lowercase)
+            .collect()
+    })
+    .contains(&word.to_lowercase())
+}
+
+/// An exam's question: lettered options ("A. …", "(B) …") on their own lines. It asks about
+/// the world whatever its length, and its names and terms are what it asks about.
+pub fn exam_question(text: &str) -> bool {
+    text.lines()
+        .filter(|l| {
+            let l = l.trim_start().trim_start_matches('(');
+            let mut c = l.chars();
+            matches!(c.next(), Some('A'..='H')) && matches!(c.next(), Some('.' | ')'))
+        })
+        .count()
+        >= 2
+}
+
+/// The longest question `asks_about_the_world` reads as one about the world (MMLU's longer
+/// questions carry reading passages: their names are masked and restored).
+pub const WORLD_QUESTION_WORDS: usize = 25;
+
 /// Whether a text reads as the user's own material rather than a question about the world:
 /// first-person words ("my", "we", "I'm"), a letter's greeting or closing, or pasted material
 /// (80 words or more: a CV, a press release, an email thread). Measured on the development
@@ -395,22 +509,37 @@ pub fn unknown_word_spans(text: &str) -> Option<Vec<(usize, usize)>> {
 
 /// Adds the words of `piece` no everyday-word list knows as entity spans where no span lies.
 fn add_unknown_words(piece: &str, spans: &mut Vec<Span>) {
+    let words = unknown_word_spans(piece)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(a, b)| word_span(a, b))
+        .collect();
+    add_spans(words, spans);
+}
+
+/// An unknown word's span (code points).
+fn word_span(start: usize, end: usize) -> Span {
+    Span {
+        start,
+        end,
+        label: "ENTITY".to_string(),
+        tier: super::Tier::QuasiIdentifier,
+        score: 0.5,
+        detector: "words".into(),
+    }
+}
+
+/// Adds `new` spans where no span of `spans` lies, keeping `spans` sorted.
+fn add_spans(new: Vec<Span>, spans: &mut Vec<Span>) {
     let mut taken: Vec<(usize, usize)> = spans.iter().map(|x| (x.start, x.end)).collect();
     taken.sort_unstable();
     let before = spans.len();
-    for (a, b) in unknown_word_spans(piece).unwrap_or_default() {
-        let i = taken.partition_point(|&(_, end)| end <= a);
-        if taken.get(i).is_some_and(|&(s, _)| s < b) {
+    for s in new {
+        let i = taken.partition_point(|&(_, end)| end <= s.start);
+        if taken.get(i).is_some_and(|&(a, _)| a < s.end) {
             continue;
         }
-        spans.push(Span {
-            start: a,
-            end: b,
-            label: "ENTITY".to_string(),
-            tier: super::Tier::QuasiIdentifier,
-            score: 0.5,
-            detector: "words".into(),
-        });
+        spans.push(s);
     }
     if spans.len() > before {
         spans.sort_by_key(|x| x.start);

@@ -67,6 +67,9 @@ fn system_lists() -> Vec<PathBuf> {
 /// Lowercase words of a word list.
 pub struct CommonWords {
     words: FxHashSet<String>,
+    /// The capitalised entries, lowercased: names a general dictionary knows ("Plovdiv",
+    /// "Tehran", "Oman"), i.e. public ones.
+    names: FxHashSet<String>,
     source: PathBuf,
 }
 
@@ -81,10 +84,25 @@ impl CommonWords {
             .chain(ALWAYS.iter().chain(super::quasi::WEEKDAYS).copied())
             .map(str::to_owned)
             .collect();
+        let names = list
+            .lines()
+            .map(str::trim)
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase) && !w.ends_with("'s"))
+            .map(str::to_lowercase)
+            .collect();
         Self {
             words,
+            names,
             source: source.to_owned(),
         }
+    }
+
+    /// Whether the list spells `word` as a proper noun ("Plovdiv", "Tehran"): a name a general
+    /// dictionary knows is public knowledge; "Jeddah", "Intuit" and "Rostelecom" are not in it.
+    pub fn knows_name(&self, word: &str) -> bool {
+        let w = word.to_lowercase().replace('’', "'");
+        // "China's" is "China".
+        self.names.contains(w.strip_suffix("'s").unwrap_or(&w))
     }
 
     /// The list `TANDEM_WORDS` names, else the system's lists, read once per process; `None`
@@ -211,7 +229,7 @@ impl CommonWords {
 
 /// Digits alone, or digits with a short unit or ordinal ("2nd", "5x", "10am", "250mg"): the
 /// detectors judge numbers, and such a unit names nobody.
-fn number_with_unit(w: &str) -> bool {
+pub(crate) fn number_with_unit(w: &str) -> bool {
     let digits = w.chars().take_while(char::is_ascii_digit).count();
     digits > 0 && {
         let rest = &w[digits..];

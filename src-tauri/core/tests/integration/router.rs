@@ -322,6 +322,89 @@ fn personal_material_masks_names_places_and_links() {
     ));
 }
 
+/// What the cloud receives of a text that is neither the user's own material nor an exam
+/// question, under policy balanced (PAPILLON's leakage measure counts such names).
+fn sent_of(s: &std::sync::Arc<Scanner>, prompt: &str) -> String {
+    let task = Task {
+        prompt: prompt.into(),
+        ..Task::default()
+    };
+    let p = router::plan(s, &task, &ctx(LocalClass::Small));
+    let draft = Draft {
+        task: "t".into(),
+        agent: agent("m"),
+        system: None,
+        turns: vec![Turn::new(Role::User, prompt)],
+        max_tokens: None,
+        temperature: None,
+        tools: Default::default(),
+        reasons: Vec::new(),
+        decisions: p.decisions,
+    };
+    Sanitizer::new(s.clone())
+        .sanitize(draft, &mut Pseudonymizer::new())
+        .unwrap()
+        .text()
+}
+
+/// A task about a named place, company or person loses the names (the cloud works on
+/// placeholders, restored on the device); a short question about the world keeps the names a
+/// dictionary knows and loses the ones it does not; names of technologies and an exam's terms
+/// stay, so the task stays answerable.
+#[test]
+fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
+    let s = scanner();
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "Write an ad for a moving service from Belgium and Luxembourg to Spain",
+            &["Belgium", "Luxembourg", "Spain"],
+            &["moving service"],
+        ),
+        (
+            "The story of the russian company rostelecom",
+            &["rostelecom"],
+            &["The story of the", "company"],
+        ),
+        (
+            "write the script for a short commercial, for a company called tech stop, located in madera.",
+            &["tech stop", "madera"],
+            &["short commercial"],
+        ),
+        (
+            "Generate slides for a Cloudflare training session at Epic Systems",
+            &["Cloudflare", "Epic Systems"],
+            &["training session"],
+        ),
+        ("isnt it headquartered in jeddah ?", &["jeddah"], &["headquartered"]),
+        ("Which river flows through Plovdiv?", &[], &["Plovdiv"]),
+        (
+            "Write a Python script that parses RFC 3339 dates and explain how Kubernetes schedules it",
+            &[],
+            &["Python", "RFC 3339", "Kubernetes"],
+        ),
+        (
+            "The fact that the Moon always shows its same face to Earth is evidence that it rotates about once per\nA. day\nB. month\nAnswer:",
+            &[],
+            &["Moon", "Earth"],
+        ),
+    ];
+    for (prompt, gone, kept) in cases {
+        let sent = sent_of(&s, prompt);
+        for g in *gone {
+            assert!(!sent.contains(g), "{g:?} left in {sent}");
+        }
+        for k in *kept {
+            assert!(sent.contains(k), "{k:?} lost from {sent}");
+        }
+    }
+    // A number with a unit or an ordinal is not a reference code.
+    let sent = sent_of(
+        &s,
+        "Write a poem where the 10th bag of 300g chips is the hero",
+    );
+    assert!(sent.contains("10th") && sent.contains("300g"), "{sent}");
+}
+
 #[tokio::test]
 async fn a_masked_split_is_restored_on_the_device_and_recorded() {
     let lb = Loopback::start(KEY).await.unwrap();
