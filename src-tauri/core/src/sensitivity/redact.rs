@@ -236,7 +236,7 @@ pub fn decide_report(
                     .unwrap_or_default()
                     .into_iter()
                     .filter(|&(a, b)| !public(&chars[a..b].iter().collect::<String>()))
-                    .map(|(a, b)| word_span(a, b))
+                    .map(|(a, b)| word_span(&chars, a, b))
                     .collect();
                 add_spans(unknown, &mut local);
             }
@@ -509,20 +509,46 @@ pub fn unknown_word_spans(text: &str) -> Option<Vec<(usize, usize)>> {
 
 /// Adds the words of `piece` no everyday-word list knows as entity spans where no span lies.
 fn add_unknown_words(piece: &str, spans: &mut Vec<Span>) {
+    let chars: Vec<char> = piece.chars().collect();
     let words = unknown_word_spans(piece)
         .unwrap_or_default()
         .into_iter()
-        .map(|(a, b)| word_span(a, b))
+        .map(|(a, b)| word_span(&chars, a, b))
         .collect();
     add_spans(words, spans);
 }
 
-/// An unknown word's span (code points).
-fn word_span(start: usize, end: usize) -> Span {
+/// Countries by name: data, one per line.
+const COUNTRIES: &str = include_str!("data/countries.txt");
+
+/// The placeholder kind for a masked name: `COUNTRY` for a country (the cloud still knows what
+/// kind of thing it works on), else `default`.
+fn kind_of(name: &str, default: &str) -> String {
+    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<String>> = std::sync::OnceLock::new();
+    let countries = SET.get_or_init(|| {
+        COUNTRIES
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_lowercase)
+            .collect()
+    });
+    let lower = name.to_lowercase().replace('’', "'");
+    let bare = lower.strip_suffix("'s").unwrap_or(&lower);
+    let bare = bare.strip_prefix("the ").unwrap_or(bare);
+    if countries.contains(bare) {
+        "COUNTRY".to_string()
+    } else {
+        default.to_string()
+    }
+}
+
+/// An unknown word's span (code points) in `piece`.
+fn word_span(piece: &[char], start: usize, end: usize) -> Span {
     Span {
         start,
         end,
-        label: "ENTITY".to_string(),
+        label: kind_of(&piece[start..end].iter().collect::<String>(), "ENTITY"),
         tier: super::Tier::QuasiIdentifier,
         score: 0.5,
         detector: "words".into(),
@@ -611,7 +637,7 @@ fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<S
             spans.push(Span {
                 start: a,
                 end: b,
-                label: e.label.to_string(),
+                label: kind_of(&word, e.label),
                 tier: super::Tier::QuasiIdentifier,
                 score: 0.5,
                 detector: "entities".into(),
