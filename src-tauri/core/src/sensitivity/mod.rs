@@ -10,6 +10,7 @@
 mod checksum;
 mod entities;
 mod ids;
+mod layout;
 mod lexicon;
 pub mod ner;
 pub mod normalize;
@@ -326,6 +327,7 @@ impl Scanner {
                 }
             }
         }
+        let kept = layout::split_address_blocks(text, kept);
         let spans = to_char_spans(text, kept);
         let verdict = verdict_of(spans.iter().map(|s| s.label.as_str()), provenance);
         let reasons = reasons_for(&spans, verdict, provenance);
