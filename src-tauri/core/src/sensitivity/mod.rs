@@ -14,6 +14,7 @@ mod layout;
 mod lexicon;
 pub mod ner;
 pub mod normalize;
+mod person;
 pub mod pseudonym;
 mod quasi;
 pub mod redact;
@@ -327,7 +328,7 @@ impl Scanner {
                 }
             }
         }
-        let kept = layout::split_address_blocks(text, kept);
+        let kept = person::complete_names(text, layout::split_address_blocks(text, kept));
         let spans = to_char_spans(text, kept);
         let verdict = verdict_of(spans.iter().map(|s| s.label.as_str()), provenance);
         let reasons = reasons_for(&spans, verdict, provenance);
