@@ -39,12 +39,15 @@ pub(crate) fn complete_names(text: &str, mut kept: Vec<Candidate>) -> Vec<Candid
             add.push((m.start(), m.end()));
         }
     }
-    for m in initial.find_iter(text) {
-        if kept
-            .iter()
-            .any(|k| k.label == "PERSON" && k.start < m.end() && k.end > m.start())
-        {
-            add.push((m.start(), m.end()));
+    // Only around names already seen (the pattern has no literal to skip text by).
+    for k in kept.iter().filter(|k| k.label == "PERSON") {
+        let lo = floor(text, k.start.saturating_sub(48));
+        let hi = ceil(text, (k.end + 48).min(text.len()));
+        for m in initial.find_iter(&text[lo..hi]) {
+            let (s, e) = (lo + m.start(), lo + m.end());
+            if k.start < e && k.end > s && !add.contains(&(s, e)) {
+                add.push((s, e));
+            }
         }
     }
     if add.is_empty() {
@@ -76,6 +79,20 @@ pub(crate) fn complete_names(text: &str, mut kept: Vec<Candidate>) -> Vec<Candid
     }
     kept.sort_by_key(|k| k.start);
     kept
+}
+
+fn floor(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
 }
 
 #[cfg(test)]
