@@ -6,7 +6,10 @@ the sanitizer exactly as `tandem ask` uses them, NER on, a cloud agent assumed r
 - PrivacyLens: instruction + attached context; no `sensitive_info_items` sentence may appear
   verbatim (case-insensitive) in the payload.
 
-Prints leaks and the share of tasks that still used the cloud, per local class.
+Prints leaks and the share of tasks that still used the cloud, per local class; for PUPA also
+PAPILLON's leakage measure and a utility price (masked payloads whose last sentence lost a word
+to a placeholder); and the price on public questions (GSM8K, MMLU dev: cloud payloads with a
+placeholder; `EVAL_PUBLIC=0` skips it).
 
     python3 bench/eval_delegation.py [TANDEM_BIN] [EVAL_DIR]
     EVAL_POLICY=private EVAL_CLASSES=small python3 bench/eval_delegation.py   (another policy / classes)
@@ -71,6 +74,18 @@ def privacylens(cls):
             leaks += 1
     return len(rows), cloud, leaks
 
+def public_price(cls):
+    """What masking costs on public questions (GSM8K, MMLU dev: no personal data): the share of
+    cloud payloads whose user turn holds a placeholder."""
+    out = []
+    for f in ["routing_gsm8k.jsonl", "routing_mmlu.jsonl"]:
+        rows = [json.loads(l) for l in open(evald / f)]
+        res = route([{"id": r["id"], "prompt": r["question"]} for r in rows], cls)
+        sent = [o for o in res if o.get("cloud_payload")]
+        masked = sum(bool(re.search(r"\[[A-Z]+(?:_[A-Z]+)*_\d+\]", o["cloud_payload"].split("\n\n", 1)[-1])) for o in sent)
+        out.append((f, len(rows), len(sent), masked))
+    return out
+
 for cls in classes:
     n, cloud, leaks, units, leakage, masked, ask_hit = pupa(cls)
     print(f"PUPA ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a pii_unit; e.g. {units[:12]}")
@@ -78,3 +93,6 @@ for cls in classes:
           f"utility price: {ask_hit} of {masked} masked payloads have a placeholder in their last sentence ({ask_hit / max(masked, 1):.1%})")
     n, cloud, leaks = privacylens(cls)
     print(f"PrivacyLens ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim")
+    if os.environ.get("EVAL_PUBLIC", "1") == "1":
+        for f, n, sent, masked in public_price(cls):
+            print(f"{f} ({cls}, policy {policy}): {sent} of {n} questions go to the cloud, {masked} of them with a placeholder ({masked / max(sent, 1):.1%})")
