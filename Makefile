@@ -37,6 +37,8 @@ models: app
 check-core-gui-free:
 	@if $(CARGO) tree -q -p tandem-core -e normal | grep -q ' tauri'; then \
 	  echo "tandem-core depends on tauri" >&2; exit 1; fi
+	@if $(CARGO) tree -q -p tandem-sensitivity -e normal | grep -qE ' (tauri|tandem-core)'; then \
+	  echo "tandem-sensitivity depends on tauri or the rest of the core" >&2; exit 1; fi
 
 test-ui:
 	@cd ui && npx vitest run --silent

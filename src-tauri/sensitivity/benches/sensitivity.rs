@@ -2,13 +2,13 @@
 //! a 4 KB prompt's latency (median and p99), and the NER stage's cost per KB. Peer in the same
 //! run: one plain `regex` pass for email addresses over the same text, the least any scanner does.
 //!
-//!     cargo bench -p tandem-core --bench sensitivity      (or bench/sensitivity.sh)
+//!     cargo bench -p tandem-sensitivity --bench sensitivity      (or bench/sensitivity.sh)
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use tandem_core::sensitivity::{self, Scanner, UserRules};
+use tandem_sensitivity::{self as sensitivity, Scanner, UserRules};
 
 /// English prose with an identifier after every `every` sentences (7 ≈ one per 600 bytes,
 /// 50 ≈ one per 4 KB): emails, cards, IBANs, phones, dates, a key, an IP. Deterministic.

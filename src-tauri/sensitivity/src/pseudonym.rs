@@ -504,7 +504,7 @@ impl Pseudonymizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sensitivity::Tier;
+    use crate::Tier;
 
     fn span(text: &str, needle: &str, label: &str) -> Span {
         let b = text.find(needle).expect("needle");
@@ -728,7 +728,7 @@ impl StreamRestore {
 #[cfg(test)]
 mod stream_tests {
     use super::*;
-    use crate::sensitivity::Tier;
+    use crate::Tier;
 
     #[test]
     fn placeholders_split_across_pieces_are_restored() {

@@ -117,7 +117,7 @@ fn parts(line: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sensitivity::Tier;
+    use crate::Tier;
 
     fn addr(text: &str, whole: &str) -> Vec<String> {
         let start = text.find(whole).unwrap();

@@ -6,6 +6,9 @@
 //! the user's own rules (`user`), then the compact NER model (`ner`) only for fragments the
 //! rules have not already sent to `local_only`. Without the NER model everything still works,
 //! with lower recall on names, and `Scanner::notices` says so.
+//!
+//! Its own crate: no dependency on the rest of Tandem (the core's `sensitivity` module adds
+//! where the user's rules live and which accelerator the names model runs on).
 
 mod checksum;
 mod entities;
@@ -68,16 +71,6 @@ pub enum SensitivityError {
     },
     #[error("the NER model could not be loaded: {0}")]
     Ner(String),
-}
-
-impl crate::ErrorCode for SensitivityError {
-    fn code(&self) -> &'static str {
-        match self {
-            SensitivityError::BadRules(_) => "sensitivity.bad_rules",
-            SensitivityError::Io { .. } => "sensitivity.io",
-            SensitivityError::Ner(_) => "sensitivity.ner_unavailable",
-        }
-    }
 }
 
 /// A sensitive span, in Unicode code point offsets (end exclusive).
@@ -677,20 +670,6 @@ pub const ORT_LIBRARY: &str = if cfg!(target_os = "windows") {
     "libonnxruntime.so"
 };
 
-/// Where the user's rules live unless `TANDEM_RULES` says otherwise.
-pub fn default_rules_path() -> PathBuf {
-    if let Some(p) = std::env::var_os(RULES_ENV) {
-        return PathBuf::from(p);
-    }
-    crate::config::config_dir().join("sensitivity.toml")
-}
-
-/// The scanner the hosts use: the user's rules, plus the NER model from `<models>/ner` on the
-/// execution provider the hardware suggests (an NPU's vendor), unless `TANDEM_NER=off`.
-pub fn load_default(models_dir: &Path, rules: &UserRules) -> Result<Scanner, SensitivityError> {
-    load_default_with(models_dir, None, rules)
-}
-
 /// Where the NER files are read from: `<models>/ner` when it holds the model, else `bundled`
 /// (the copy a packaged app ships among its resources) when that does. Either is verified
 /// against the pinned sha256 before loading.
@@ -726,11 +705,14 @@ pub fn ner_expected_notice(models_dir: &Path, bundled: Option<&Path>) -> Option<
     })
 }
 
-/// `load_default`, falling back to the NER files bundled with a packaged app.
-pub fn load_default_with(
+/// The scanner the hosts use: the user's rules, plus the NER model from `<models>/ner` (else
+/// the copy `bundled` with a packaged app) on the execution provider `hint` names (an NPU's
+/// vendor, from the host's hardware probe), unless `TANDEM_NER=off`.
+pub fn load_with_hint(
     models_dir: &Path,
     bundled: Option<&Path>,
     rules: &UserRules,
+    hint: Option<&str>,
 ) -> Result<Scanner, SensitivityError> {
     if std::env::var(NER_ENV)
         .map(|v| v.eq_ignore_ascii_case("off"))
@@ -742,11 +724,7 @@ pub fn load_default_with(
         return Ok(s);
     }
     let dir = ner_dir(models_dir, bundled);
-    let hint = crate::hardware::probe()
-        .npus
-        .first()
-        .map(|n| n.vendor.to_ascii_lowercase());
-    Scanner::load(rules, &dir, &dir.join(ORT_LIBRARY), hint.as_deref())
+    Scanner::load(rules, &dir, &dir.join(ORT_LIBRARY), hint)
 }
 
 #[cfg(test)]
