@@ -175,6 +175,14 @@ pub fn decide_report(
     } else {
         Vec::new()
     };
+    // Decided once for the whole text, not per fragment: texts that are neither the user's own
+    // material nor an exam question lose the names that are not public (below).
+    let impersonal = if personal {
+        None
+    } else {
+        super::CommonWords::system().filter(|_| !exam_question(text))
+    };
+    let world = impersonal.is_some() && asks_about_the_world(text);
     let mut chars = text.chars();
     let fragments = frags
         .iter()
@@ -203,17 +211,14 @@ pub fn decide_report(
             if personal {
                 add_entities(&piece, &known, &mut local);
                 add_unknown_words(&piece, &mut local);
-            } else if let Some(words) =
-                super::CommonWords::system().filter(|_| !exam_question(text))
-            {
-                // Not the user's own material, not an exam. Names made of everyday words or
-                // short acronyms ("Rust", "Google Drive", "RFC 3339") name tools and things,
-                // not people, and stay. A question about the world also keeps the names a
+            } else if let Some(words) = impersonal {
+                // Not the user's own material, not an exam. A name that is one everyday word
+                // ("Rust") or a listed technology ("Python", "RFC 3339") names a thing, not a
+                // person, and stays. A question about the world also keeps the names a
                 // dictionary knows (what it asks about: "Plovdiv", "Tehran"); a task on a
                 // named place or company ("an ad for moving from Belgium to Spain", "a plan
                 // for Rostelecom") loses them (PUPA counts such names as the user's context),
                 // and so does a name no dictionary knows ("Jeddah", "Point Nemo").
-                let world = asks_about_the_world(text);
                 let public = |w: &str| {
                     let parts: Vec<&str> = w
                         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
@@ -426,15 +431,17 @@ const PUBLIC_TERMS: &str = include_str!("data/public_terms.txt");
 /// Whether `word` names a technology listed in `PUBLIC_TERMS` (any case).
 fn public_term(word: &str) -> bool {
     static SET: std::sync::OnceLock<rustc_hash::FxHashSet<String>> = std::sync::OnceLock::new();
-    SET.get_or_init(|| {
-        PUBLIC_TERMS
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_lowercase)
-            .collect()
-    })
-    .contains(&word.to_lowercase())
+    SET.get_or_init(|| data_list(PUBLIC_TERMS))
+        .contains(&word.to_lowercase())
+}
+
+/// The entries of a data list (one per line, `#` comments), lowercased.
+fn data_list(text: &str) -> rustc_hash::FxHashSet<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// An exam's question: lettered options ("A. …", "(B) …") on their own lines. It asks about
@@ -525,14 +532,7 @@ const COUNTRIES: &str = include_str!("data/countries.txt");
 /// kind of thing it works on), else `default`.
 fn kind_of(name: &str, default: &str) -> String {
     static SET: std::sync::OnceLock<rustc_hash::FxHashSet<String>> = std::sync::OnceLock::new();
-    let countries = SET.get_or_init(|| {
-        COUNTRIES
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_lowercase)
-            .collect()
-    });
+    let countries = SET.get_or_init(|| data_list(COUNTRIES));
     let lower = name.to_lowercase().replace('’', "'");
     let bare = lower.strip_suffix("'s").unwrap_or(&lower);
     let bare = bare.strip_prefix("the ").unwrap_or(bare);
