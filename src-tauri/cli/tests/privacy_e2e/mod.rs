@@ -80,6 +80,11 @@ impl World {
         )
     }
 
+    /// `tandem ask --agent lb --max-tokens 8 PROMPT`, insisting on success.
+    fn ask(&self, prompt: &str) -> (String, String) {
+        self.ok(&["ask", "--agent", "lb", "--max-tokens", "8", prompt])
+    }
+
     /// The official MCP client script driving `tandem mcp` in this world's environment.
     fn mcp_client(&self, python: &Path) -> Command {
         let mut c = Command::new(python);
@@ -211,7 +216,7 @@ fn disguised_identifiers_are_found_and_masked() {
         let prompt = format!(
             "My {kind} is {value}. Write a short polite note asking my bank to confirm it."
         );
-        w.ok(&["ask", "--agent", "lb", "--max-tokens", "8", &prompt]);
+        w.ask(&prompt);
     }
     assert_eq!(w.received().len(), 4, "each question was sent (masked)");
     w.assert_never_sent(&["DE89370400440532013000", "4111111111111111", "370400440532"]);
@@ -222,26 +227,12 @@ fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_ow
     let w = World::new();
     // Nothing here reads as the user's own (no "I", "my", letter, identifier): before, such a
     // task went out as written.
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "Write a Python script for a bakery called sunny crumbs in Devizes that emails Zorvanta Mills in Jeddah each Monday",
-    ]);
+    w.ask("Write a Python script for a bakery called sunny crumbs in Devizes that emails Zorvanta Mills in Jeddah each Monday");
     let got = w.received();
     assert_eq!(got.len(), 1, "the task went to the cloud");
     assert!(got[0].contains("Python script"), "{}", got[0]);
     w.assert_never_sent(&["sunny crumbs", "Devizes", "Zorvanta", "Jeddah"]);
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "Which river flows through Plovdiv?",
-    ]);
+    w.ask("Which river flows through Plovdiv?");
     let got = w.received();
     assert!(
         got[1].contains("Plovdiv"),
@@ -256,7 +247,7 @@ fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     let prompt = "Turn the memo below into two upbeat bullet points for a team update.\n\n\
         CONFIDENTIAL - for internal use only\n\
         Project Nightjar: the Harrow plant closes in March; budget cut to 4.2M. Do not share.";
-    w.ok(&["ask", "--agent", "lb", "--max-tokens", "8", prompt]);
+    w.ask(prompt);
     let got = w.received();
     assert_eq!(got.len(), 1, "the question itself went to the cloud");
     assert!(got[0].contains("two upbeat bullet points"), "{}", got[0]);
@@ -264,7 +255,7 @@ fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     // A prompt that is nothing but such a block stays entirely on the device.
     let only = "CONFIDENTIAL - do not share. The Nightjar merger with Harrow closes on 3 March \
         at 41 dollars a share; summarise the risks for the board in detail please.";
-    w.ok(&["ask", "--agent", "lb", "--max-tokens", "8", only]);
+    w.ask(only);
     assert_eq!(w.received().len(), 1, "nothing more left");
 }
 
@@ -345,7 +336,7 @@ fn pause_is_one_switch_for_the_cli_and_a_running_gateway() {
     // The running gateway obeys at its very next request, and so does the CLI.
     gateway_chat(&server.url, q, false);
     gateway_chat(&server.url, q, true);
-    w.ok(&["ask", "--agent", "lb", "--max-tokens", "8", q]);
+    w.ask(q);
     assert_eq!(w.received().len(), 1, "nothing left while paused");
     w.ok(&["cloud", "resume"]);
     gateway_chat(&server.url, q, false);
@@ -358,14 +349,7 @@ fn pause_is_one_switch_for_the_cli_and_a_running_gateway() {
 fn databases_and_directories_are_readable_by_this_user_only() {
     use std::os::unix::fs::PermissionsExt;
     let w = World::new();
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "What is the tallest mountain in Europe?",
-    ]);
+    w.ask("What is the tallest mountain in Europe?");
     let notes = w.path("notes");
     std::fs::create_dir_all(&notes).unwrap();
     std::fs::write(notes.join("a.txt"), "hello").unwrap();
@@ -606,14 +590,7 @@ fn a_conversation_keeps_one_vault_and_private_answers_stay_out_of_history() {
 #[test]
 fn the_ledger_hash_covers_the_exact_bytes_the_provider_received() {
     let w = World::new();
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "My IBAN is DE89 3704 0044 0532 0130 00; write a polite note to my bank.",
-    ]);
+    w.ask("My IBAN is DE89 3704 0044 0532 0130 00; write a polite note to my bank.");
     let raw = w.lb.received_raw();
     assert_eq!(raw.len(), 1);
     let (out, _) = w.ok(&["ledger", "--json"]);
