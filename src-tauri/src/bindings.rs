@@ -93,6 +93,26 @@ mod tests {
             out.push_str(&d);
             out.push_str("\n\n");
         }
+        out.push_str(&label_names());
+        out
+    }
+
+    /// What the app calls each scanner label, singular and plural, from the label registry
+    /// (`tandem-sensitivity`'s `data/labels.toml`): the page keeps no label list of its own.
+    fn label_names() -> String {
+        let mut out = String::from(
+            "/** Friendly names of the scanner's labels, [one, many], from the label registry. */\n\
+             export const LABEL_NAMES: Record<string, [string, string]> = {\n",
+        );
+        for l in tandem_core::sensitivity::labels::all() {
+            out.push_str(&format!(
+                "  {}: [{}, {}],\n",
+                l.name,
+                serde_json::to_string(&l.one).expect("a string serializes"),
+                serde_json::to_string(&l.many).expect("a string serializes"),
+            ));
+        }
+        out.push_str("};\n");
         out
     }
 

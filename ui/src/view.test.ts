@@ -32,6 +32,9 @@ describe("view helpers", () => {
       .toBe("statement.pdf · 3 IBANs · stays local");
     expect(chipText({ id: "2", name: "note.txt", chars: 9, verdict: "maskable", counts: { EMAIL_ADDRESS: 1 }, notes: [] }))
       .toBe("note.txt · 1 email address · masked before the cloud");
+    // Names come from the label registry (generated into bindings.ts); an unknown label still reads.
+    expect(labelCount("HEALTH_CONDITION", 2)).toBe("2 health details");
+    expect(labelCount("DE_TAX_ID", 1)).toBe("1 tax ID");
     expect(labelCount("MEDICAL_CONDITION", 2)).toBe("2 × medical condition");
   });
   it("summarises an answer: tokens, time, cost, energy", () => {

@@ -2,6 +2,7 @@
 // model-written is put in the DOM as text, never as HTML.
 import type { FetchProgress, HardwareProbe, IndexEvent, IndexStatus, ModelView, PassStats, Policy } from "./ipc";
 import type { Chip, GenerationMetrics, LedgerEntry, LoadedModel, Plan, PlanFragment, Summary, Totals, Turn, Verdict } from "./ipc";
+import { LABEL_NAMES } from "./bindings";
 
 export function formatMetrics(m: GenerationMetrics): string {
   const parts = [
@@ -55,22 +56,8 @@ export function formatSummary(s: Summary, elapsedMs: number): string {
   return parts.join(" · ");
 }
 
-// Friendly names for the scanner's labels, singular and plural.
-const LABELS: Record<string, [string, string]> = {
-  IBAN_CODE: ["IBAN", "IBANs"],
-  CREDIT_CARD: ["card number", "card numbers"],
-  EMAIL_ADDRESS: ["email address", "email addresses"],
-  PHONE_NUMBER: ["phone number", "phone numbers"],
-  PERSON: ["name", "names"],
-  US_SSN: ["SSN", "SSNs"],
-  IP_ADDRESS: ["IP address", "IP addresses"],
-  LOCATION: ["place", "places"],
-  DATE_TIME: ["date", "dates"],
-  URL: ["URL", "URLs"],
-};
-
 export function labelCount(label: string, n: number): string {
-  const known = LABELS[label];
+  const known = LABEL_NAMES[label];
   if (known) return `${n} ${n === 1 ? known[0] : known[1]}`;
   const words = label.toLowerCase().replace(/_/g, " ");
   return `${n} × ${words}`;

@@ -10,11 +10,6 @@
 
 use super::types::Candidate;
 
-/// Unit words after which a number belongs to the line ("Suite 501", "PO Box 12").
-const UNIT_WORDS: &[&str] = &[
-    "suite", "apt", "apt.", "box", "unit", "floor", "flat", "room",
-];
-
 /// Replaces each multi-line STREET_ADDRESS that starts its own line by one span per line
 /// (byte offsets, sorted, disjoint); every other candidate is kept as it is.
 pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Candidate> {
@@ -105,9 +100,11 @@ fn parts(line: &str) -> Vec<(usize, usize)> {
         && head.len() < line.len() - tail
         && !head.is_empty()
         && !head.bytes().any(|c| c.is_ascii_digit())
-        && !head
-            .split_whitespace()
-            .any(|w| UNIT_WORDS.contains(&w.to_lowercase().as_str()))
+        && !head.split_whitespace().any(|w| {
+            super::quasi::lexicon()
+                .line_unit_words
+                .contains(&w.to_lowercase().as_str())
+        })
     {
         return vec![(line.len() - tail, line.len())];
     }

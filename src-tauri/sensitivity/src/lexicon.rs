@@ -1,6 +1,9 @@
 //! Sensitive *content* that no identifier pattern captures: health conditions and medications,
 //! personal finances, legal matters. Terms alone are common in public questions ("what is
-//! diabetes?"), so a term only counts when personal context surrounds it.
+//! diabetes?"), so a term only counts when personal context surrounds it. The terms and context
+//! words are data (`data/lexicons.toml`); this file keeps the matching.
+
+use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
@@ -8,358 +11,58 @@ use super::types::{
     context_around, floor_boundary, has_context, whole_word, Candidate, Recognizer, Tier,
 };
 
-/// Labels of content spans: their presence makes a fragment `local_only` (the meaning itself
-/// is private), unlike identifiers, which can be masked.
-pub const CONTENT_LABELS: &[&str] = &[
-    "HEALTH_CONDITION",
-    "MEDICATION",
-    "FINANCIAL_SITUATION",
-    "LEGAL_MATTER",
-];
+/// The lexicons and context words, as data (`data/lexicons.toml`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LexiconData {
+    context: Context,
+    lexicon: Vec<Lexicon>,
+}
 
-const CONDITIONS: &[&str] = &[
-    "diabetes",
-    "cancer",
-    "tumor",
-    "tumour",
-    "leukemia",
-    "lymphoma",
-    "melanoma",
-    "carcinoma",
-    "hiv",
-    "aids",
-    "hepatitis",
-    "tuberculosis",
-    "asthma",
-    "copd",
-    "epilepsy",
-    "seizure",
-    "seizures",
-    "stroke",
-    "heart attack",
-    "heart failure",
-    "arrhythmia",
-    "hypertension",
-    "high blood pressure",
-    "depression",
-    "depressive",
-    "anxiety",
-    "panic attack",
-    "panic attacks",
-    "bipolar",
-    "schizophrenia",
-    "ptsd",
-    "adhd",
-    "autism",
-    "ocd",
-    "eating disorder",
-    "anorexia",
-    "bulimia",
-    "insomnia",
-    "dementia",
-    "alzheimer",
-    "alzheimer's",
-    "parkinson",
-    "parkinson's",
-    "multiple sclerosis",
-    "arthritis",
-    "lupus",
-    "crohn",
-    "crohn's",
-    "colitis",
-    "ibs",
-    "celiac",
-    "migraine",
-    "migraines",
-    "pregnant",
-    "pregnancy",
-    "miscarriage",
-    "abortion",
-    "infertility",
-    "ivf",
-    "std",
-    "sti",
-    "herpes",
-    "chlamydia",
-    "syphilis",
-    "gonorrhea",
-    "covid",
-    "long covid",
-    "obesity",
-    "kidney disease",
-    "renal failure",
-    "dialysis",
-    "cirrhosis",
-    "fracture",
-    "concussion",
-    "surgery",
-    "chemotherapy",
-    "chemo",
-    "radiotherapy",
-    "biopsy",
-    "diagnosis",
-    "diagnosed",
-    "prognosis",
-    "symptoms",
-    "addiction",
-    "alcoholism",
-    "overdose",
-    "rehab",
-    "suicidal",
-    "self-harm",
-    "therapy",
-    "therapist",
-    "psychiatrist",
-    "disability",
-    "allergy",
-    "allergic",
-    "thyroid",
-    "hypothyroidism",
-    "cholesterol",
-    "blood test",
-    "lab results",
-    "mri",
-    "ct scan",
-    "x-ray",
-    "ultrasound",
-    "psoriasis",
-    "eczema",
-    "endometriosis",
-    "pcos",
-    "menopause",
-];
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Context {
+    personal: Vec<String>,
+    result_cues: Vec<String>,
+    weak_finance: Vec<String>,
+    amount_markers: Vec<String>,
+}
 
-const MEDICATIONS: &[&str] = &[
-    "insulin",
-    "metformin",
-    "lisinopril",
-    "atorvastatin",
-    "simvastatin",
-    "levothyroxine",
-    "amlodipine",
-    "omeprazole",
-    "sertraline",
-    "fluoxetine",
-    "citalopram",
-    "escitalopram",
-    "paroxetine",
-    "venlafaxine",
-    "bupropion",
-    "trazodone",
-    "lithium",
-    "quetiapine",
-    "olanzapine",
-    "risperidone",
-    "aripiprazole",
-    "lamotrigine",
-    "valproate",
-    "gabapentin",
-    "pregabalin",
-    "alprazolam",
-    "lorazepam",
-    "diazepam",
-    "clonazepam",
-    "zolpidem",
-    "adderall",
-    "ritalin",
-    "methylphenidate",
-    "oxycodone",
-    "hydrocodone",
-    "morphine",
-    "fentanyl",
-    "tramadol",
-    "codeine",
-    "methadone",
-    "buprenorphine",
-    "suboxone",
-    "naloxone",
-    "prednisone",
-    "warfarin",
-    "apixaban",
-    "clopidogrel",
-    "ozempic",
-    "semaglutide",
-    "wegovy",
-    "truvada",
-    "prep",
-    "antiretroviral",
-    "antidepressant",
-    "antidepressants",
-    "antipsychotic",
-    "chemotherapy",
-    "methotrexate",
-    "humira",
-    "inhaler",
-    "albuterol",
-    "ventolin",
-    "ibuprofen",
-    "paracetamol",
-    "acetaminophen",
-];
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lexicon {
+    label: String,
+    tier: Tier,
+    terms: Vec<String>,
+}
 
-const FINANCE: &[&str] = &[
-    "salary",
-    "my income",
-    "annual income",
-    "paycheck",
-    "payslip",
-    "pay slip",
-    "bonus",
-    "debt",
-    "debts",
-    "overdraft",
-    "overdrawn",
-    "mortgage",
-    "loan",
-    "loans",
-    "credit score",
-    "bankruptcy",
-    "bankrupt",
-    "foreclosure",
-    "arrears",
-    "owe",
-    "owes",
-    "owed",
-    "balance",
-    "account balance",
-    "net worth",
-    "savings",
-    "tax return",
-    "tax refund",
-    "inheritance",
-    "alimony",
-    "child support",
-    "collections agency",
-    "debt collector",
-    "payday loan",
-    "transactions",
-    "bank statement",
-    "statement balance",
-    "credit limit",
-    "late payment",
-];
+/// The embedded file, parsed once (a malformed file is a build defect the unit tests catch).
+fn data() -> &'static LexiconData {
+    static DATA: OnceLock<LexiconData> = OnceLock::new();
+    DATA.get_or_init(|| {
+        toml::from_str(include_str!("data/lexicons.toml"))
+            .unwrap_or_else(|e| panic!("data/lexicons.toml: {e}"))
+    })
+}
 
-const LEGAL: &[&str] = &[
-    "lawsuit",
-    "sued",
-    "suing",
-    "divorce",
-    "custody",
-    "arrested",
-    "arrest",
-    "convicted",
-    "conviction",
-    "criminal record",
-    "probation",
-    "parole",
-    "subpoena",
-    "indicted",
-    "indictment",
-    "restraining order",
-    "court date",
-    "plea",
-    "guilty",
-    "misdemeanor",
-    "felony",
-    "dui",
-    "dwi",
-    "settlement",
-    "deportation",
-    "asylum",
-    "immigration status",
-    "visa status",
-    "eviction",
-    "evicted",
-    "bail",
-    "my lawyer",
-    "my attorney",
-    "litigation",
-    "prosecution",
-    "warrant",
-];
-
-/// Words that make a content term about a particular person rather than a general topic.
-const PERSONAL: &[&str] = &[
-    "my",
-    "i",
-    "i'm",
-    "i've",
-    "i'd",
-    "me",
-    "mine",
-    "we",
-    "our",
-    "us",
-    "his",
-    "her",
-    "him",
-    "he",
-    "she",
-    "their",
-    "patient",
-    "diagnosed",
-    "prescribed",
-    "client",
-    "husband",
-    "wife",
-    "son",
-    "daughter",
-    "mother",
-    "father",
-    "mom",
-    "dad",
-    "friend",
-    "brother",
-    "sister",
-    "partner",
-];
-
-/// Phrases that report one person's test or diagnosis ("results came back positive for ..."),
-/// matched within the context window like `PERSONAL`'s words, but as phrases.
-const RESULT_CUES: &[&str] = &[
-    "came back positive",
-    "tested positive",
-    "positive for",
-    "test results",
-    "lab results",
-    "results came back",
-    "diagnosis:",
-];
-
-/// True when a whole word of `PERSONAL` (a possessive counts: "dad's") or a `RESULT_CUES`
+/// True when a whole word of `personal` (a possessive counts: "dad's") or a `result_cues`
 /// phrase is within 48 bytes before or 24 after the term.
 fn personal_context(text: &str, start: usize, end: usize) -> bool {
+    let ctx = &data().context;
     let (before, after) = context_around(text, start, end, 48);
     let after = &after[..floor_boundary(&after, 24)];
     before
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .chain(after.split(|c: char| !(c.is_alphanumeric() || c == '\'')))
-        .any(|w| PERSONAL.contains(&w.strip_suffix("'s").unwrap_or(w)))
-        || RESULT_CUES
+        .any(|w| {
+            let w = w.strip_suffix("'s").unwrap_or(w);
+            ctx.personal.iter().any(|p| p == w)
+        })
+        || ctx
+            .result_cues
             .iter()
-            .any(|c| before.contains(c) || after.contains(c))
+            .any(|c| before.contains(c.as_str()) || after.contains(c.as_str()))
 }
-
-/// Finance words that are everyday vocabulary ("check my balance"): content only next to an amount.
-const WEAK_FINANCE: &[&str] = &[
-    "balance",
-    "account balance",
-    "savings",
-    "loan",
-    "loans",
-    "bonus",
-    "owe",
-    "owes",
-    "owed",
-    "transactions",
-    "credit limit",
-    "tax refund",
-    "statement balance",
-];
-
-const AMOUNT_MARKERS: &[&str] = &[
-    "$", "€", "£", "¥", "usd", "eur", "gbp", "dollars", "euros", "pounds",
-];
 
 pub struct LexiconRecognizer {
     matcher: AhoCorasick,
@@ -371,15 +74,10 @@ impl LexiconRecognizer {
     pub fn new() -> Self {
         let mut patterns: Vec<&str> = Vec::new();
         let mut kinds = Vec::new();
-        for (list, label, tier) in [
-            (CONDITIONS, "HEALTH_CONDITION", Tier::Health),
-            (MEDICATIONS, "MEDICATION", Tier::Health),
-            (FINANCE, "FINANCIAL_SITUATION", Tier::Financial),
-            (LEGAL, "LEGAL_MATTER", Tier::QuasiIdentifier),
-        ] {
-            for p in list {
-                patterns.push(p);
-                kinds.push((label, tier));
+        for lexicon in &data().lexicon {
+            for term in &lexicon.terms {
+                patterns.push(term);
+                kinds.push((lexicon.label.as_str(), lexicon.tier));
             }
         }
         // A full DFA: several times faster than the default NFA on prose, and the lexicon is small.
@@ -416,12 +114,14 @@ impl Recognizer for LexiconRecognizer {
             let mut score: f32 = if personal { 0.75 } else { 0.3 };
             if label == "FINANCIAL_SITUATION" {
                 let (before, after) = context_around(text, s, e, 32);
-                let amount = has_context(text, s, e, AMOUNT_MARKERS)
+                let ctx = &data().context;
+                let amount = has_context(text, s, e, &ctx.amount_markers)
                     || before
                         .bytes()
                         .chain(after.bytes())
                         .any(|b| b.is_ascii_digit());
-                let weak = WEAK_FINANCE
+                let weak = ctx
+                    .weak_finance
                     .iter()
                     .any(|w| w.eq_ignore_ascii_case(&text[s..e]));
                 if amount {
@@ -453,6 +153,22 @@ mod tests {
             .filter(|c| c.score >= 0.5)
             .map(|c| (c.label, text[c.start..c.end].to_string()))
             .collect()
+    }
+
+    #[test]
+    fn the_lexicons_are_well_formed_and_registered_as_content() {
+        let d = data();
+        assert_eq!(d.lexicon.len(), 4);
+        for l in &d.lexicon {
+            let reg = crate::labels::get(&l.label).expect("lexicon label registered");
+            assert_eq!(reg.kind, crate::labels::LabelKind::Content, "{}", l.label);
+            assert_eq!(reg.tier, l.tier, "{}", l.label);
+            assert!(l.terms.len() >= 30, "{}: terms lost", l.label);
+            for t in &l.terms {
+                assert_eq!(t.trim(), t, "{}: {t:?} has spaces around it", l.label);
+            }
+        }
+        assert!(!d.context.personal.is_empty() && !d.context.amount_markers.is_empty());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 mod checksum;
 mod entities;
 mod ids;
+pub mod labels;
 mod layout;
 mod lexicon;
 pub mod ner;
@@ -33,7 +34,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use lexicon::CONTENT_LABELS;
 pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{
     apply, decide, entity_spans, fragments, masks_entities, reads_personal, redact, redact_report,
@@ -48,17 +48,6 @@ pub const NER_LABELS: &[&str] = &["PERSON", "STREET_ADDRESS"];
 
 /// Spans below this confidence are dropped.
 pub const DEFAULT_THRESHOLD: f32 = 0.5;
-
-/// Labels that identify nobody on their own (a date, a job title, a nationality): reported, but
-/// masked only when the same text also holds a personal identifier they could pin down.
-pub const CONTEXT_ONLY_LABELS: &[&str] = &[
-    "DATE_TIME",
-    "TITLE",
-    "NRP",
-    "ZIP_CODE",
-    "DE_PLZ",
-    "UK_POSTCODE",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SensitivityError {
@@ -160,12 +149,15 @@ impl ScanReport {
     }
 }
 
+/// Content labels (a diagnosis, a private term of the user's) keep their fragment on the device.
 pub fn is_content(label: &str) -> bool {
-    CONTENT_LABELS.contains(&label) || label == user::CUSTOM_LOCAL_LABEL
+    labels::kind(label) == labels::LabelKind::Content
 }
 
+/// Context-only labels (a date, a job title, a nationality) identify nobody on their own: masked
+/// only when the same text also holds a personal identifier they could pin down.
 pub fn is_context_only(label: &str) -> bool {
-    CONTEXT_ONLY_LABELS.contains(&label)
+    labels::kind(label) == labels::LabelKind::Context
 }
 
 /// The detector pipeline. Cheap to share (`Arc`): scanning takes `&self`.
@@ -526,6 +518,17 @@ fn to_char_spans(text: &str, kept: Vec<Candidate>) -> Vec<Span> {
     // `marks` is sorted: binary search instead of hashing.
     let cp = |b: usize| marks.binary_search(&b).map(|i| cps[i]).unwrap_or(0);
     kept.into_iter()
+        .inspect(|c| {
+            // The registry is what the app and the masking rules read: a recognizer reporting a
+            // label it does not list (or with another tier) fails every test that reaches it.
+            debug_assert!(
+                c.detector == "user" || labels::get(c.label).is_some_and(|l| l.tier == c.tier),
+                "{} ({:?}, from {}) is not in data/labels.toml with that tier",
+                c.label,
+                c.tier,
+                c.detector
+            );
+        })
         .map(|c| Span {
             start: cp(c.start),
             end: cp(c.end),
@@ -730,6 +733,26 @@ pub fn load_with_hint(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the scanner reports is what the registry (and so the app and the masking rules)
+    /// knows: every label, with its tier. Mutation-checked: a registry tier changed fails here.
+    #[test]
+    fn every_reported_label_is_in_the_registry_with_its_tier() {
+        let scanner = Scanner::rules_only(&UserRules::default()).unwrap();
+        let text = "Card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00, SSN 536-22-8471.\n\
+            Mail ann.kowalski@gmail.com or call +44 7911 123456 from 10.0.0.12 (mac 00:1A:2B:3C:4D:5E).\n\
+            I live at 221 Baker Street, London NW1 6XE; born 12 March 1984, I'm 41 years old.\n\
+            Mr. Jones is Catholic. export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY\n\
+            My doctor says my diabetes needs metformin and my divorce hearing is Monday; salary $85,000.";
+        let report = scanner.scan(text);
+        let labels: std::collections::BTreeSet<&str> =
+            report.spans.iter().map(|s| s.label.as_str()).collect();
+        assert!(labels.len() >= 12, "too few kinds found to prove anything: {labels:?}");
+        for s in &report.spans {
+            let reg = labels::get(&s.label).unwrap_or_else(|| panic!("{} not registered", s.label));
+            assert_eq!(reg.tier, s.tier, "{}: tier differs from data/labels.toml", s.label);
+        }
+    }
 
     /// A packaged app's bundled NER files are used only when the models directory has none.
     #[test]

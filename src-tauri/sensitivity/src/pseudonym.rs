@@ -11,23 +11,10 @@ use serde::Serialize;
 
 use super::Span;
 
-/// Short placeholder kind for a label: readable for the cloud model, stable for restore.
+/// Short placeholder kind for a label: readable for the cloud model, stable for restore (the
+/// label registry says which).
 pub fn kind_for_label(label: &str) -> String {
-    match label {
-        "CREDIT_CARD" => "CARD".into(),
-        "IBAN_CODE" => "IBAN".into(),
-        "EMAIL_ADDRESS" => "EMAIL".into(),
-        "PHONE_NUMBER" => "PHONE".into(),
-        "STREET_ADDRESS" => "ADDRESS".into(),
-        "IP_ADDRESS" => "IP".into(),
-        "MAC_ADDRESS" => "MAC".into(),
-        "US_SSN" => "SSN".into(),
-        "DATE_TIME" => "DATE".into(),
-        "DATE_OF_BIRTH" => "DOB".into(),
-        "URL_WITH_CREDENTIALS" => "URL".into(),
-        "ABA_ROUTING_NUMBER" => "ROUTING".into(),
-        other => other.to_ascii_uppercase(),
-    }
+    super::labels::placeholder_kind(label)
 }
 
 /// Code point offsets → byte offsets (offsets past the end map to the end), in one pass.

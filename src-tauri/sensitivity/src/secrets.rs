@@ -1,9 +1,10 @@
 //! Secret recognizer: cloud and SaaS keys and tokens, private key blocks, JWTs, credentials in URLs
 //! and curl commands, and high-entropy values assigned to secret-sounding keys.
 //!
-//! Many token formats below are based on the gitleaks rule set (https://github.com/gitleaks/gitleaks,
-//! MIT licence, Copyright (c) 2019 Zachary Rice); some format facts come from Yelp/detect-secrets
-//! (Apache-2.0). The code is our own.
+//! The rules and the context words are data (`data/secrets.toml`, embedded and parsed once); this
+//! file keeps the algorithms. Many token formats there are based on the gitleaks rule set
+//! (https://github.com/gitleaks/gitleaks, MIT licence, Copyright (c) 2019 Zachary Rice); some
+//! format facts come from Yelp/detect-secrets (Apache-2.0). The code is our own.
 //!
 //! How it stays cheap: a case-insensitive keyword prefilter finds the rules' literal keywords; only
 //! rules whose keyword appeared run, and only on merged windows around the hits. The prefilter is a
@@ -18,6 +19,8 @@
 //! a credential, so it is not reported, even when it has a vendor's exact shape. `with_placeholders`
 //! turns them back on at a low score for callers that prefer detect-secrets' shape-only semantics.
 
+use std::sync::OnceLock;
+
 use regex::{Captures, Regex};
 
 use super::types::{ceil_boundary, floor_boundary, Candidate, Recognizer, Tier};
@@ -27,7 +30,8 @@ const DETECTOR: &str = "secrets";
 const PLACEHOLDER_SCORE: f32 = 0.3;
 
 /// What validation a rule's match gets after its regex matched.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Check {
     /// Vendor token with a distinctive prefix or structure: mask and entropy checks.
     Token,
@@ -58,18 +62,56 @@ struct Rule {
     anchored: bool,
 }
 
-/// (id, keywords (lower-case), regex, back, fwd, min entropy, check, score, bounds)
-type Spec = (
-    &'static str,
-    &'static [&'static str],
-    &'static str,
-    usize,
-    usize,
-    f32,
-    Check,
-    f32,
-    bool,
-);
+/// The rules and context words, as data (`data/secrets.toml`); see that file for the fields.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretData {
+    words: Words,
+    rule: Vec<RuleSpec>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Words {
+    generic_keywords: Vec<String>,
+    template_words: Vec<String>,
+    placeholder_values: Vec<String>,
+    not_secret_words: Vec<String>,
+    not_secret_last_words: Vec<String>,
+    secret_words: Vec<String>,
+    secret_word_starts: Vec<String>,
+    secret_word_ends: Vec<String>,
+    key_qualifiers: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    keywords: Vec<String>,
+    pattern: String,
+    back: usize,
+    fwd: usize,
+    min_entropy: f32,
+    check: Check,
+    score: f32,
+    bounds: bool,
+}
+
+/// The embedded rule file, parsed once. It ships inside the binary and the unit tests load it,
+/// so a malformed file is a build defect, not user input.
+fn data() -> &'static SecretData {
+    static DATA: OnceLock<SecretData> = OnceLock::new();
+    DATA.get_or_init(|| {
+        toml::from_str(include_str!("data/secrets.toml"))
+            .unwrap_or_else(|e| panic!("data/secrets.toml: {e}"))
+    })
+}
+
+/// Is `w` one of `list` (the lists are short; a linear scan beats hashing here)?
+fn listed(list: &[String], w: &str) -> bool {
+    list.iter().any(|x| x == w)
+}
 
 // What may follow a secret-sounding identifier (matched anchored at the identifier's end):
 // `= value`, `: "value"`, `("value"`, ` "value"`, `>value</` (XML), ` is value` (prose).
@@ -77,38 +119,6 @@ const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|
 // `"value" == ident` (matched anchored at the identifier's start, so the window ends there).
 const BEFORE_IDENT: &str =
     r#"(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)')[ \t]{0,4}(?:===|!==|==|!=)[ \t]{0,4}$"#;
-
-const GENERIC_KWS: &[&str] = &[
-    "password",
-    "passwd",
-    "passwrd",
-    "passphrase",
-    "pwd",
-    "pass",
-    "secret",
-    "token",
-    "apikey",
-    "api_key",
-    "api-key",
-    "accesskey",
-    "access_key",
-    "access-key",
-    "privatekey",
-    "private_key",
-    "private-key",
-    "auth",
-    "credential",
-    "creds",
-    "_key",
-    "-key",
-    "key\"",
-    "key'",
-    "key=",
-    "key:",
-    "_pw",
-    "-pw",
-    "contrase",
-];
 
 /// Case-insensitive multi-keyword finder; see the module documentation. Reports every occurrence
 /// of every keyword (overlaps included), in roughly increasing order of position.
@@ -262,1071 +272,6 @@ impl Prefilter {
     }
 }
 
-fn specs() -> Vec<Spec> {
-    use Check::*;
-    vec![
-        // --- private keys (the END marker is looked up in the full text)
-        (
-            "private-key",
-            &["-----begin", "---- begin", "putty-user-key-file-"],
-            r"(?i)(?:-{4,5} ?BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)? ?-{4,5}|PuTTY-User-Key-File-\d)",
-            0,
-            120,
-            0.0,
-            PrivateKey,
-            0.99,
-            false,
-        ),
-        // --- AWS
-        (
-            "aws-access-key-id",
-            &["akia", "asia", "abia", "acca", "a3t"],
-            r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
-            4,
-            24,
-            // Below gitleaks' 3.0: about 1 in 4,000 real (uniformly random) key IDs falls under
-            // 3.0 bits and would leak; under 2.5 only repeated-character placeholders do.
-            2.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "aws-secret-key",
-            &["aws"],
-            r#"^(?i)aws[^\r\n'"]{0,20}?(?:key|pwd|pw|password|pass|token|secret)[^\r\n'"]{0,20}?['"](?P<s>[0-9a-zA-Z/+]{40})['"]"#,
-            4,
-            110,
-            3.5,
-            Token,
-            0.9,
-            false,
-        ),
-        (
-            "aws-secret-key-env",
-            &["aws"],
-            r"^(?i)aws[\w.\-]{0,20}?secret[\w.\-]{0,20}?[ \t]*[=:][ \t]*(?P<s>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
-            4,
-            110,
-            3.5,
-            Token,
-            0.9,
-            false,
-        ),
-        (
-            "aws-bedrock-key",
-            &["absk"],
-            r"ABSK[A-Za-z0-9+/]{109,269}={0,2}",
-            0,
-            290,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        // --- Google
-        (
-            "gcp-api-key",
-            &["aiza"],
-            r"AIzaSy[\w\-]{33}",
-            0,
-            45,
-            4.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "google-oauth-secret",
-            &["gocspx-"],
-            r"GOCSPX-[A-Za-z0-9_\-]{28}",
-            0,
-            40,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "google-oauth-access",
-            &["ya29."],
-            r"ya29\.[0-9A-Za-z_\-]{30,}",
-            0,
-            1200,
-            3.5,
-            Token,
-            0.9,
-            true,
-        ),
-        // --- Azure
-        (
-            "azure-ad-client-secret",
-            &["q~"],
-            r#"(?:^|[\\'"`\s>=:(,)])(?P<s>[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34})(?:$|[\\'"`\s<),])"#,
-            16,
-            48,
-            3.0,
-            Token,
-            0.9,
-            false,
-        ),
-        (
-            "azure-storage-key",
-            &["accountkey"],
-            r"(?i)AccountKey=(?P<s>[a-zA-Z0-9+/=]{86,88})",
-            0,
-            100,
-            3.5,
-            Token,
-            0.95,
-            false,
-        ),
-        // --- GitHub / GitLab
-        (
-            "github-token",
-            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-            r"gh[pousr]_[0-9a-zA-Z]{36}",
-            0,
-            45,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "github-fine-grained-pat",
-            &["github_pat_"],
-            r"github_pat_\w{82}",
-            0,
-            100,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "gitlab-token",
-            &["glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glffct-"],
-            r"(?:glpat|gldt|glft|glsoat|glrt|glffct)-[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{9})?",
-            0,
-            330,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "gitlab-cicd-job",
-            &["glcbt-"],
-            r"glcbt-(?:[0-9a-zA-Z]{1,5}_)?[0-9a-zA-Z_\-]{20,50}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "gitlab-fixed",
-            &["glimt-", "glptt-", "gloas-", "glagent-"],
-            r"glimt-[0-9a-zA-Z_\-]{25}|glptt-[0-9a-zA-Z_\-]{40}|gloas-[0-9a-zA-Z_\-]{64}|glagent-[0-9a-zA-Z_\-]{50,1024}",
-            0,
-            1040,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "gitlab-runner-reg",
-            &["gr1348941"],
-            r"GR1348941[0-9a-zA-Z_\-]{20,50}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "gitlab-session",
-            &["_gitlab_session="],
-            r"_gitlab_session=(?P<s>[0-9a-z]{32})",
-            0,
-            50,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        // --- Grafana
-        (
-            "grafana",
-            &["eyjrijoi", "glc_", "glsa_"],
-            r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}|glc_[A-Za-z0-9+/]{32,400}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
-            0,
-            420,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        // --- Slack
-        (
-            "slack-token",
-            &["xox"],
-            r"(?i)xoxe\.xox[bp]-\d-[a-z0-9]{163,166}|xoxe-\d-[a-z0-9]{146}|xox[abposre]-(?:\d+-)+[a-z0-9][a-z0-9\-]{6,}[a-z0-9]|xox[ar]-(?:\d-)?[0-9a-z]{8,48}",
-            0,
-            300,
-            2.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "slack-app-token",
-            &["xapp-"],
-            r"(?i)xapp-\d-[a-z0-9]+-\d+-[a-z0-9]+",
-            0,
-            200,
-            2.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "slack-webhook",
-            &["hooks.slack.com"],
-            r"(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_+/]{20,140}",
-            8,
-            160,
-            3.0,
-            Token,
-            0.95,
-            false,
-        ),
-        // --- Payment / messaging SaaS
-        (
-            "stripe",
-            &[
-                "sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_",
-            ],
-            r"(?:sk|rk)_(?:live|test|prod)_[0-9a-zA-Z]{10,99}|whsec_[a-zA-Z0-9]{32,}",
-            0,
-            110,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "sendgrid",
-            &["sg."],
-            r"SG\.[a-zA-Z0-9_\-]{22}\.[a-zA-Z0-9_\-]{43}",
-            0,
-            75,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "twilio",
-            &["twilio"],
-            r"(?:AC|SK)[0-9a-fA-F]{32}",
-            300,
-            300,
-            3.0,
-            Token,
-            0.85,
-            true,
-        ),
-        (
-            "mailchimp",
-            &["-us"],
-            r"[0-9a-f]{32}-us\d{1,2}",
-            40,
-            4,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "mailgun",
-            &["mailgun"],
-            r"key-[0-9a-f]{32}",
-            200,
-            200,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "square",
-            &["sq0csp-", "sq0atp-"],
-            r"sq0csp-[0-9A-Za-z_\-]{43}|sq0atp-[0-9A-Za-z_\-]{22}",
-            0,
-            55,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "shopify",
-            &["shpat_", "shpca_", "shppa_", "shpss_"],
-            r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
-            0,
-            40,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "telegram-bot",
-            &[":aa"],
-            r"\d{8,10}:AA[0-9A-Za-z_\-]{33}",
-            12,
-            40,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "sendinblue",
-            &["xkeysib-"],
-            r"xkeysib-[a-f0-9]{64}-[a-zA-Z0-9]{16}",
-            0,
-            90,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "flutterwave",
-            &["flwseck"],
-            r"FLWSECK(?:_TEST)?-[a-hA-H0-9]{32}-X",
-            0,
-            50,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        // --- Package registries
-        (
-            "npm-token",
-            &["npm_"],
-            r"npm_[A-Za-z0-9]{36}",
-            0,
-            45,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "npmrc-auth",
-            &["_authtoken"],
-            r"//[^\s/:]+(?:/[^\s]*)?/:_authToken=[ \t]*(?P<s>[A-Za-z0-9_\-]{8,})",
-            200,
-            300,
-            2.5,
-            Token,
-            0.9,
-            false,
-        ),
-        (
-            "pypi-token",
-            &["pypi-ag"],
-            r"pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{50,}",
-            0,
-            400,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "rubygems",
-            &["rubygems_"],
-            r"rubygems_[a-f0-9]{48}",
-            0,
-            60,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "clojars",
-            &["clojars_"],
-            r"(?i)CLOJARS_[a-z0-9]{60}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "nuget",
-            &["oy2"],
-            r"oy2[a-z0-9]{43}",
-            0,
-            50,
-            3.5,
-            Token,
-            0.85,
-            true,
-        ),
-        (
-            "docker-hub-pat",
-            &["dckr_pat_"],
-            r"dckr_pat_[A-Za-z0-9_\-]{27,}",
-            0,
-            60,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "artifactory",
-            &["akcp", "cmvmd"],
-            r"AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59}",
-            0,
-            80,
-            4.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "artifactory-short",
-            &["akc"],
-            r"AKC[a-zA-Z0-9]{10,}",
-            0,
-            100,
-            3.5,
-            Token,
-            0.8,
-            true,
-        ),
-        (
-            "artifactory-password",
-            &["artif", "jfrog"],
-            r"(?:^|[\s=:\x22])(?P<s>AP[0-9A-F][a-zA-Z0-9]{8,})(?:$|[\s\x22])",
-            60,
-            120,
-            3.0,
-            Token,
-            0.8,
-            false,
-        ),
-        // --- AI providers
-        (
-            "anthropic",
-            &["sk-ant-"],
-            r"sk-ant-(?:api|admin)\d\d-[a-zA-Z0-9_\-]{93}AA",
-            0,
-            120,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "openai",
-            &["sk-"],
-            r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}|sk-[A-Za-z0-9]{32,64}",
-            0,
-            330,
-            3.5,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "huggingface",
-            &["hf_", "api_org_"],
-            r"hf_[a-zA-Z]{34}|api_org_[a-zA-Z]{34}",
-            0,
-            45,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "perplexity",
-            &["pplx-"],
-            r"pplx-[a-zA-Z0-9]{48}",
-            0,
-            60,
-            3.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "groq-xai-replicate",
-            &["gsk_", "xai-", "r8_"],
-            r"gsk_[a-zA-Z0-9]{52}|xai-[a-zA-Z0-9]{80}|r8_[a-zA-Z0-9]{37}",
-            0,
-            90,
-            3.5,
-            Token,
-            0.9,
-            true,
-        ),
-        // --- Dev platforms
-        (
-            "notion",
-            &["ntn_", "secret_"],
-            r"ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}",
-            0,
-            60,
-            3.5,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "octopus-deploy",
-            &["api-"],
-            r"API-[A-Z0-9]{26}",
-            0,
-            30,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "vault-token",
-            &["hvs.", "hvb."],
-            r"hvs\.[\w\-]{90,120}|hvb\.[\w\-]{138,300}",
-            0,
-            310,
-            3.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "vault-legacy-token",
-            &["vault"],
-            r"s\.[A-Za-z0-9]{24}",
-            200,
-            200,
-            3.5,
-            Token,
-            0.8,
-            true,
-        ),
-        (
-            "terraform-cloud",
-            &["atlasv1"],
-            r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9\-_=]{60,70}",
-            20,
-            80,
-            3.5,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "1password",
-            &["ops_ey", "a3-"],
-            r"ops_eyJ[a-zA-Z0-9+/]{250,}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
-            0,
-            2000,
-            3.8,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "infracost",
-            &["ico-"],
-            r"ico-[a-zA-Z0-9]{32}",
-            0,
-            40,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "sourcegraph",
-            &["sgp_"],
-            r"sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "prefect",
-            &["pnu_"],
-            r"pnu_[a-zA-Z0-9]{36}",
-            0,
-            45,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "intra42",
-            &["s-s4t2"],
-            r"s-s4t2(?:ud|af)-[a-fA-F0-9]{64}",
-            0,
-            80,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "flyio",
-            &["fo1_", "fm1", "fm2_"],
-            r"fo1_[\w\-]{43}|fm1[ar]_[a-zA-Z0-9+/]{100,}={0,3}|fm2_[a-zA-Z0-9+/]{100,}={0,3}",
-            0,
-            1200,
-            4.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "openshift",
-            &["sha256~"],
-            r"sha256~[\w\-]{43}",
-            0,
-            55,
-            3.5,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "digitalocean",
-            &["dop_v1_", "doo_v1_", "dor_v1_"],
-            r"do[opr]_v1_[a-f0-9]{64}",
-            0,
-            75,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "doppler",
-            &["dp.pt.", "dp.st."],
-            r"dp\.(?:pt|st)\.[a-zA-Z0-9]{40,44}",
-            0,
-            55,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "databricks",
-            &["dapi"],
-            r"dapi[a-f0-9]{32}(?:-\d)?",
-            0,
-            40,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "linear",
-            &["lin_api_"],
-            r"lin_api_[a-zA-Z0-9]{40}",
-            0,
-            50,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "postman",
-            &["pmak-"],
-            r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "pulumi",
-            &["pul-"],
-            r"pul-[a-f0-9]{40}",
-            0,
-            50,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "age-secret-key",
-            &["age-secret-key-1"],
-            r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-            0,
-            80,
-            3.0,
-            Token,
-            0.99,
-            true,
-        ),
-        (
-            "newrelic",
-            &["nrak-", "nrjs-", "nrii-"],
-            r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[a-zA-Z0-9_\-]{32}",
-            0,
-            40,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "sentry",
-            &["sntrys_", "sntryu_"],
-            r"sntrys_eyJ[a-zA-Z0-9=_+/]{100,}|sntryu_[a-f0-9]{64}",
-            0,
-            400,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "dynatrace",
-            &["dt0c01."],
-            r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}",
-            0,
-            100,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "atlassian",
-            &["atatt3"],
-            r"ATATT3[A-Za-z0-9_\-=]{186}",
-            0,
-            200,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "heroku",
-            &["hrku-"],
-            r"HRKU-[A-Za-z0-9_\-]{60}",
-            0,
-            70,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "planetscale",
-            &["pscale_"],
-            r"pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,64}",
-            0,
-            80,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "supabase",
-            &["sbp_"],
-            r"sbp_[a-f0-9]{40}",
-            0,
-            50,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "alibaba",
-            &["ltai"],
-            r"LTAI[a-zA-Z0-9]{20}",
-            0,
-            30,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "mapbox",
-            &["sk.eyj"],
-            r"sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,}",
-            0,
-            200,
-            3.0,
-            Token,
-            0.95,
-            true,
-        ),
-        (
-            "discord-webhook",
-            &["/api/webhooks/"],
-            r"(?i)https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{15,20}/[\w\-]{60,70}",
-            40,
-            100,
-            3.0,
-            Token,
-            0.95,
-            false,
-        ),
-        (
-            "facebook-access-token",
-            &["facebook"],
-            r"\d{15,16}[|%][0-9A-Za-z_\-]{27,40}",
-            200,
-            200,
-            3.0,
-            Token,
-            0.9,
-            true,
-        ),
-        (
-            "facebook-page-token",
-            &["eaam", "eaac"],
-            r"EAA[MC][A-Za-z0-9]{100,}",
-            0,
-            400,
-            4.0,
-            Token,
-            0.9,
-            true,
-        ),
-        // --- keyword + exact format (the keyword and the length are the evidence)
-        (
-            "facebook-secret",
-            &["facebook"],
-            r"^(?i)facebook[\w.\-]{0,20}[ \t'\x22]{0,3}(?:=|:|=>|:=|,)[ \t'\x22`]{0,5}(?P<s>[a-f0-9]{32})(?:[^a-f0-9]|$)",
-            0,
-            80,
-            3.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "discord-secret",
-            &["discord"],
-            r"^(?i)discord[\w.\-]{0,20}[ \t'\x22]{0,3}(?:=|:|=>|:=|,)[ \t'\x22`]{0,5}(?P<s>[a-f0-9]{64}|[a-z0-9=_\-]{32})(?:[^\w\-=]|$)",
-            0,
-            120,
-            3.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "meraki",
-            &["meraki"],
-            r"^(?i)meraki[\w.\-]{0,20}[ \t'\x22]{0,3}(?:=|:|=>|:=|,)[ \t'\x22`]{0,5}(?P<s>[0-9a-f]{40})(?:[^0-9a-f]|$)",
-            0,
-            90,
-            3.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "sidekiq-env",
-            &["bundle_enterprise__", "bundle_gems__"],
-            r"^(?i)BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM[ \t'\x22]{0,3}(?:=|:|=>|:=)[ \t'\x22]{0,5}(?P<s>[a-f0-9]{8}:[a-f0-9]{8})",
-            20,
-            60,
-            0.0,
-            Keyed,
-            0.95,
-            false,
-        ),
-        (
-            "sidekiq-url",
-            &["contribsys.com"],
-            r"(?i)https?://(?P<s>[a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com(?:[/#?:|]|$|\s)",
-            40,
-            20,
-            0.0,
-            Keyed,
-            0.95,
-            false,
-        ),
-        (
-            "ibm-cloud-iam",
-            &["ibm", "iam", "cloud"],
-            concat!(
-                r#"^(?i)(?:ibm[_\-]?cloud[_\-]?iam|cloud[_\-]?iam|ibm[_\-]?cloud|ibm[_\-]?iam|ibm|iam|cloud)[_\-]?(?:api)?[_\-]?(?:key|pwd|password|pass|token)"#,
-                r#"["'\]]?[ \t]{0,4}(?:::|:=|=>|=|:)?[ \t]{0,4}@?["'`]?"#,
-                r"(?P<s>[a-zA-Z0-9_\-]{44})(?:[^a-zA-Z0-9_\-]|$)"
-            ),
-            0,
-            110,
-            0.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "ibm-cos-hmac",
-            &["secret"],
-            concat!(
-                r"^(?i)secret[_\-]?(?:access)?[_\-]?key",
-                r#"["'\]]?[ \t]{0,4}(?:::|:=|=>|=|:)?[ \t]{0,4}@?["'`]?"#,
-                r"(?P<s>[a-f0-9]{48})(?:[^a-f0-9]|$)"
-            ),
-            30,
-            110,
-            0.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "cloudant",
-            &["cloudant", "cl_", "cl-", "clou"],
-            concat!(
-                r"^(?i)(?:cloudant|clou|cl)[_\-]?(?:api)?[_\-]?(?:key|pwd|pw|password|pass|token)",
-                r#"["'\]]?[ \t]{0,4}(?:::|:=|=>|=|:)?[ \t]{0,4}@?["'`]?"#,
-                r"(?P<s>[0-9a-f]{64}|[a-z]{24})(?:[^0-9a-z]|$)"
-            ),
-            0,
-            120,
-            0.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "softlayer",
-            &["softlayer", "sl_", "sl-", "slapi"],
-            concat!(
-                r"^(?i)(?:softlayer|sl)[_\-]?(?:api)?[_\-]?(?:key|pwd|password|pass|token)",
-                r#"["'\]]?[ \t]{0,4}(?:::|:=|=>|=|:)?[ \t]{0,4}@?["'`]?"#,
-                r"(?P<s>[a-z0-9]{64})(?:[^a-z0-9]|$)"
-            ),
-            0,
-            120,
-            0.0,
-            Keyed,
-            0.85,
-            false,
-        ),
-        (
-            "softlayer-url",
-            &["api.softlayer.com"],
-            r"(?i)https?://api\.softlayer\.com/soap/(?:v3|v3\.1)/(?P<s>[a-z0-9]{64})",
-            10,
-            110,
-            0.0,
-            Keyed,
-            0.85,
-            true,
-        ),
-        // --- JWT: header must decode to JSON with "alg"
-        (
-            "jwt",
-            &["eyj"],
-            r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}(?:\.[A-Za-z0-9_\-]*)?",
-            0,
-            4000,
-            0.0,
-            Jwt,
-            0.9,
-            true,
-        ),
-        // --- credentials in URLs: scheme://user:pass@host
-        (
-            "url-credentials",
-            &["://"],
-            r#"^://(?P<u>[^\s:/?#\[\]@'"(),;<>{}\\^`|]{0,128}):(?P<s>[^\s:/?#\[\]@'"(),;<>{}\\^`|]{1,256})@[A-Za-z0-9\[_]"#,
-            40,
-            420,
-            0.0,
-            UrlCred,
-            0.85,
-            false,
-        ),
-        // --- curl: -u user:pass and auth headers (after gitleaks curl-auth-user / curl-auth-header)
-        (
-            "curl-user",
-            &["curl"],
-            r#"[ \t\r\n](?:-u|--user)(?:=|[ \t]{1,5})(?:"(?P<s1>[^"\r\n]{1,200})"|'(?P<s2>[^'\r\n]{1,200})'|(?P<s3>(?:"[^"\r\n]{1,100}"|'[^'\r\n]{1,100}'|[\w$@.\-{}~]+):(?:"[^"\r\n]{1,100}"|'[^'\r\n]{1,100}'|[^\s"']+)))"#,
-            0,
-            1500,
-            0.0,
-            CurlUser,
-            0.85,
-            false,
-        ),
-        (
-            "curl-header",
-            &["curl"],
-            r#"[ \t\r\n](?:-H|--header)(?:=|[ \t]{0,5})(?:"(?P<s1>[^"\r\n]{1,2000})"|'(?P<s2>[^'\r\n]{1,2000})')"#,
-            0,
-            2500,
-            0.0,
-            CurlHeader,
-            0.85,
-            false,
-        ),
-        // --- Authorization headers outside curl
-        (
-            "bearer",
-            &["bearer"],
-            r"(?i)\bbearer[ \t]+(?P<s>[A-Za-z0-9_\-.~+/]{16,}=*)",
-            0,
-            1200,
-            3.0,
-            Token,
-            0.85,
-            false,
-        ),
-        (
-            "basic-auth-header",
-            &["authorization"],
-            r#"(?i)authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<s>[A-Za-z0-9+/]{12,}={0,3})"#,
-            0,
-            600,
-            3.0,
-            Token,
-            0.85,
-            false,
-        ),
-    ]
-}
-
 /// Finds secrets; see the module documentation.
 pub struct SecretRecognizer {
     pre: Prefilter,
@@ -1349,35 +294,35 @@ impl Default for SecretRecognizer {
 
 impl SecretRecognizer {
     pub fn new() -> Self {
+        let data = data();
         let mut keywords: Vec<&'static str> = Vec::new();
         let mut kw_rules: Vec<Vec<usize>> = Vec::new();
         let mut rules = Vec::new();
-        for (i, (id, kws, pat, back, fwd, ent, check, score, bounds)) in
-            specs().into_iter().enumerate()
-        {
-            // The patterns are constants checked by the unit tests; a bad one is a programming error.
-            let re =
-                Regex::new(&ascii_classes(pat)).unwrap_or_else(|e| panic!("secret rule {id}: {e}"));
+        for (i, spec) in data.rule.iter().enumerate() {
+            // The rules are embedded data checked by the unit tests; a bad one is a build defect.
+            let re = Regex::new(&ascii_classes(&spec.pattern))
+                .unwrap_or_else(|e| panic!("secret rule {}: {e}", spec.id));
             rules.push(Rule {
-                id,
+                id: &spec.id,
                 re,
-                back,
-                fwd,
-                min_entropy: ent,
-                check,
-                score,
-                bounds,
-                anchored: pat.starts_with('^'),
+                back: spec.back,
+                fwd: spec.fwd,
+                min_entropy: spec.min_entropy,
+                check: spec.check,
+                score: spec.score,
+                bounds: spec.bounds,
+                anchored: spec.pattern.starts_with('^'),
             });
-            for kw in kws.iter() {
+            for kw in &spec.keywords {
                 let pid = keyword_id(&mut keywords, &mut kw_rules, kw);
                 kw_rules[pid].push(i);
             }
         }
-        for kw in GENERIC_KWS {
+        let generic = &data.words.generic_keywords;
+        for kw in generic {
             keyword_id(&mut keywords, &mut kw_rules, kw);
         }
-        let generic_kw = keywords.iter().map(|k| GENERIC_KWS.contains(k)).collect();
+        let generic_kw = keywords.iter().map(|k| listed(generic, k)).collect();
         let pre = Prefilter::new(&keywords);
         let discord =
             Regex::new(r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}")
@@ -1843,86 +788,22 @@ fn looks_masked(v: &str) -> bool {
 /// Template wording inside a token: `YOUR_TOKEN_HERE`, `<...>`, `changeme`, `redacted`...
 fn has_template_words(v: &str) -> bool {
     let l = v.to_ascii_lowercase();
-    const WORDS: &[&str] = &[
-        "your_",
-        "your-",
-        "yourtoken",
-        "yourkey",
-        "yourpass",
-        "yoursecret",
-        "_here",
-        "-here",
-        "placeholder",
-        "changeme",
-        "change_me",
-        "changeit",
-        "redacted",
-        "replace_me",
-        "replaceme",
-        "insert_",
-        "put_your",
-        "dummy",
-    ];
-    WORDS.iter().any(|w| l.contains(w)) || l.ends_with("here")
+    data()
+        .words
+        .template_words
+        .iter()
+        .any(|w| l.contains(w.as_str()))
+        || l.ends_with("here")
 }
 
 /// A whole value that is a stand-in word rather than a credential.
 fn is_placeholder_word(v: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "password",
-        "passwd",
-        "pass",
-        "pwd",
-        "secret",
-        "token",
-        "changeme",
-        "changeit",
-        "test",
-        "testing",
-        "admin",
-        "root",
-        "user",
-        "username",
-        "default",
-        "null",
-        "none",
-        "nil",
-        "undefined",
-        "true",
-        "false",
-        "empty",
-        "redacted",
-        "hidden",
-        "foo",
-        "bar",
-        "foobar",
-        "example",
-        "sample",
-        "dummy",
-        "mypassword",
-        "yourpassword",
-        "p@ssw0rd",
-        "p@ssword",
-        "passw0rd",
-        "password1",
-        "password123",
-        "123456",
-        "12345678",
-        "apikey",
-        "api_key",
-        "key",
-        "secretkey",
-        "mysecret",
-        "s3cr3t",
-        "qwerty",
-        "letmein",
-        "abc123",
-        "xxx",
-        "yyy",
-        "todo",
-    ];
     let t = v.trim_matches(|c| c == '"' || c == '\'');
-    WORDS.iter().any(|w| t.eq_ignore_ascii_case(w))
+    data()
+        .words
+        .placeholder_values
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
 }
 
 /// Variable references, templates and format strings: `$VAR`, `${x}`, `{{ x }}`, `%s`, `<x>`.
@@ -2064,204 +945,32 @@ fn ident_is_secret(ident: &str) -> bool {
     if words.is_empty() {
         return false;
     }
-    const NEG_ANY: &[&str] = &[
-        "csrf",
-        "xsrf",
-        "authenticity",
-        "public",
-        "pub",
-        "publishable",
-        "cancellation",
-        "next",
-        "page",
-        "continuation",
-        "tokens",
-        "tokenizer",
-        "author",
-        "hash",
-        "hashed",
-        "checksum",
-        "digest",
-        "md5",
-        "sha1",
-        "sha256",
-        "integrity",
-        "fingerprint",
-        "etag",
-        "kms",
-        "sync",
-        "generate",
-        "validate",
-        "verify",
-        "reset",
-        "forgot",
-        "confirm",
-        "confirmation",
-        "hint",
-        "policy",
-        "strength",
-        "label",
-        "placeholder",
-        "prompt",
-    ];
-    const NEG_LAST: &[&str] = &[
-        "id",
-        "ids",
-        "url",
-        "uri",
-        "urls",
-        "endpoint",
-        "file",
-        "files",
-        "path",
-        "dir",
-        "name",
-        "names",
-        "type",
-        "size",
-        "length",
-        "len",
-        "count",
-        "format",
-        "header",
-        "field",
-        "ttl",
-        "expiry",
-        "expires",
-        "expiration",
-        "timeout",
-        "enabled",
-        "required",
-        "env",
-        "var",
-        "variable",
-        "pattern",
-        "regex",
-        "version",
-        "mode",
-        "prefix",
-        "suffix",
-        "ref",
-        "location",
-        "provider",
-        "store",
-        "manager",
-        "service",
-        "class",
-        "schema",
-        "min",
-        "max",
-        "flag",
-        "error",
-        "message",
-        "msg",
-        "text",
-        "title",
-        "description",
-        "button",
-        "input",
-        "lifetime",
-        "rotation",
-        "algorithm",
-        "alg",
-        "encoding",
-        "issuer",
-        "audience",
-        "scope",
-        "scopes",
-        "index",
-        "idx",
-        "storetype",
-        "region",
-    ];
-    if words.iter().any(|w| NEG_ANY.contains(&w.as_str())) {
+    let lists = &data().words;
+    if words.iter().any(|x| listed(&lists.not_secret_words, x)) {
         return false;
     }
     if let Some(last) = words.last() {
-        if NEG_LAST.contains(&last.as_str()) {
+        if listed(&lists.not_secret_last_words, last) {
             return false;
         }
     }
-    const SECRET_WORDS: &[&str] = &[
-        "password",
-        "passwd",
-        "passwrd",
-        "passphrase",
-        "pwd",
-        "pass",
-        "pw",
-        "secret",
-        "secrete",
-        "secrets",
-        "token",
-        "apikey",
-        "accesskey",
-        "privatekey",
-        "secretkey",
-        "authkey",
-        "auth",
-        "credential",
-        "credentials",
-        "creds",
-        "contrasena",
-        "contraseña",
-        "passcode",
-        "clientsecret",
-    ];
-    const KEY_QUALIFIERS: &[&str] = &[
-        "api",
-        "access",
-        "private",
-        "secret",
-        "account",
-        "master",
-        "signing",
-        "encryption",
-        "auth",
-        "app",
-        "consumer",
-        "client",
-        "license",
-        "shared",
-        "session",
-        "storage",
-        "sas",
-        "db",
-        "database",
-        "priv",
-        "service",
-        "subscription",
-        "admin",
-        "root",
-        "hmac",
-        "write",
-    ];
     for (i, w) in words.iter().enumerate() {
-        if SECRET_WORDS.contains(&w.as_str()) {
-            return true;
-        }
-        // Words that merely start with a secret word: `passwordhash` no, `dbpass`, `apikey1` yes.
-        if w.starts_with("password")
-            || w.ends_with("password")
-            || w.starts_with("secret")
-            || w.ends_with("secret")
-            || w.ends_with("token")
-            || w.starts_with("apikey")
-            || w.ends_with("apikey")
-            || w.ends_with("passwd")
-            || w.ends_with("pwd")
-            || w.starts_with("dbpass")
+        if listed(&lists.secret_words, w)
+            // Words that merely start or end with a secret word: `dbpass`, `apikey1`, `mytoken`.
+            || lists.secret_word_starts.iter().any(|p| w.starts_with(p.as_str()))
+            || lists.secret_word_ends.iter().any(|p| w.ends_with(p.as_str()))
         {
             return true;
         }
-        if w == "key" && i > 0 && KEY_QUALIFIERS.contains(&words[i - 1].as_str()) {
+        if w == "key" && i > 0 && listed(&lists.key_qualifiers, &words[i - 1]) {
             return true;
         }
         if w.ends_with("key")
             && w.len() > 3
-            && KEY_QUALIFIERS
+            && lists
+                .key_qualifiers
                 .iter()
-                .any(|q| w.len() == q.len() + 3 && w.starts_with(q))
+                .any(|q| w.len() == q.len() + 3 && w.starts_with(q.as_str()))
         {
             return true;
         }
@@ -2597,6 +1306,56 @@ mod tests {
     fn silent(text: &str) {
         let got = spans(text);
         assert!(got.is_empty(), "expected nothing in {text:?}, got {got:?}");
+    }
+
+    #[test]
+    fn the_rule_file_is_well_formed() {
+        let d = data();
+        assert!(d.rule.len() >= 90, "rules lost: {}", d.rule.len());
+        let mut ids = std::collections::HashSet::new();
+        for r in &d.rule {
+            assert!(ids.insert(r.id.as_str()), "duplicate rule id {}", r.id);
+            assert!(
+                !r.keywords.is_empty(),
+                "{}: no keyword, it would never run",
+                r.id
+            );
+            for k in &r.keywords {
+                // The prefilter folds the text to lower case before comparing.
+                assert_eq!(
+                    k,
+                    &k.to_ascii_lowercase(),
+                    "{}: keyword {k:?} not lower case",
+                    r.id
+                );
+            }
+            assert!(
+                (0.0..=1.0).contains(&r.score),
+                "{}: score {}",
+                r.id,
+                r.score
+            );
+            assert!(
+                (0.0..=6.0).contains(&r.min_entropy),
+                "{}: entropy {}",
+                r.id,
+                r.min_entropy
+            );
+            assert!(r.fwd > 0 || r.back > 0, "{}: empty window", r.id);
+            Regex::new(&ascii_classes(&r.pattern)).unwrap_or_else(|e| panic!("{}: {e}", r.id));
+        }
+        for (name, list) in [
+            ("generic_keywords", &d.words.generic_keywords),
+            ("secret_words", &d.words.secret_words),
+            ("key_qualifiers", &d.words.key_qualifiers),
+            ("not_secret_words", &d.words.not_secret_words),
+            ("not_secret_last_words", &d.words.not_secret_last_words),
+        ] {
+            for w in list {
+                // Identifier words are compared after lower-casing.
+                assert_eq!(w, &w.to_lowercase(), "{name}: {w:?} not lower case");
+            }
+        }
     }
 
     #[test]

@@ -117,10 +117,10 @@ pub fn context_around(text: &str, start: usize, end: usize, radius: usize) -> (S
 
 /// True when one of `words` (lower-case) appears within 48 bytes before the span or 24 after it.
 /// Words are matched as substrings, so "passport" also finds "passport-no".
-pub fn has_context(text: &str, start: usize, end: usize, words: &[&str]) -> bool {
+pub fn has_context<W: AsRef<str>>(text: &str, start: usize, end: usize, words: &[W]) -> bool {
     let (before, after) = context_around(text, start, end, 48);
     let after = &after[..floor_boundary(&after, 24)];
     words
         .iter()
-        .any(|w| before.contains(w) || after.contains(w))
+        .any(|w| before.contains(w.as_ref()) || after.contains(w.as_ref()))
 }

@@ -81,7 +81,12 @@ impl CommonWords {
             .lines()
             .map(str::trim)
             .filter(|w| w.chars().next().is_some_and(char::is_lowercase) && !w.ends_with("'s"))
-            .chain(ALWAYS.iter().chain(super::quasi::WEEKDAYS).copied())
+            .chain(
+                ALWAYS
+                    .iter()
+                    .chain(super::quasi::lexicon().weekdays)
+                    .copied(),
+            )
             .map(str::to_owned)
             .collect();
         let names = list
