@@ -45,6 +45,16 @@ fn data() -> &'static LexiconData {
     })
 }
 
+/// "Emily's mental health": a capitalised possessive shortly before the term makes it a named
+/// person's (the context window above is lower-cased, so this looks at the text itself).
+fn named_possessive_before(text: &str, start: usize) -> bool {
+    let b0 = floor_boundary(text, start.saturating_sub(48));
+    text[b0..start]
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter_map(|w| w.strip_suffix("'s"))
+        .any(|stem| stem.chars().count() > 1 && stem.starts_with(char::is_uppercase))
+}
+
 /// True when a whole word of `personal` (a possessive counts: "dad's") or a `result_cues`
 /// phrase is within 48 bytes before or 24 after the term.
 fn personal_context(text: &str, start: usize, end: usize) -> bool {
@@ -58,6 +68,7 @@ fn personal_context(text: &str, start: usize, end: usize) -> bool {
             let w = w.strip_suffix("'s").unwrap_or(w);
             ctx.personal.iter().any(|p| p == w)
         })
+        || named_possessive_before(text, start)
         || ctx
             .result_cues
             .iter()
@@ -198,6 +209,12 @@ mod tests {
             labels("Results came back positive for chlamydia.")[0].1,
             "chlamydia"
         );
+        // A named person's health is theirs; the same words about nobody are a topic.
+        assert_eq!(
+            labels("a record of payments for Emily's mental health care")[0].1,
+            "mental health"
+        );
+        assert!(labels("How does mental health care work in Canada?").is_empty());
     }
 
     #[test]

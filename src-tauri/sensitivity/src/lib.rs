@@ -747,10 +747,17 @@ mod tests {
         let report = scanner.scan(text);
         let labels: std::collections::BTreeSet<&str> =
             report.spans.iter().map(|s| s.label.as_str()).collect();
-        assert!(labels.len() >= 12, "too few kinds found to prove anything: {labels:?}");
+        assert!(
+            labels.len() >= 12,
+            "too few kinds found to prove anything: {labels:?}"
+        );
         for s in &report.spans {
             let reg = labels::get(&s.label).unwrap_or_else(|| panic!("{} not registered", s.label));
-            assert_eq!(reg.tier, s.tier, "{}: tier differs from data/labels.toml", s.label);
+            assert_eq!(
+                reg.tier, s.tier,
+                "{}: tier differs from data/labels.toml",
+                s.label
+            );
         }
     }
 

@@ -54,7 +54,7 @@ pub fn fragments(text: &str, report: &ScanReport, provenance: Provenance) -> Vec
     }
     let masked = report.mask_flags();
     let mut k = 0usize;
-    merged
+    let mut out: Vec<Fragment> = merged
         .into_iter()
         .map(|(start, end)| {
             while k < spans.len() && spans[k].end <= start {
@@ -82,7 +82,50 @@ pub fn fragments(text: &str, report: &ScanReport, provenance: Provenance) -> Vec
                 spans: idx,
             }
         })
-        .collect()
+        .collect();
+    keep_quoted_records_whole(text, spans, &mut out);
+    out
+}
+
+/// A private matter inside a quoted record — a JSON string value, a quoted note, one message of
+/// an exported conversation — makes the whole record private, not only its sentence: "Lucas
+/// shows signs of improvement with the new treatment plan. Regular check-ins monitor his
+/// progress." is one patient's file, and the second sentence says as much about him as the
+/// first. Records are delimited by unescaped double quotes; text outside quotes (a prompt's
+/// prose) is judged sentence by sentence as before, so "I have diabetes. What should I eat?"
+/// still asks its question in the cloud.
+fn keep_quoted_records_whole(text: &str, spans: &[Span], frags: &mut [Fragment]) {
+    if !frags.iter().any(|f| f.verdict == Verdict::LocalOnly) || !text.contains('"') {
+        return;
+    }
+    // Code point positions of unescaped '"'.
+    let mut quotes = Vec::new();
+    let mut prev = '\0';
+    for (cp, c) in text.chars().enumerate() {
+        if c == '"' && prev != '\\' {
+            quotes.push(cp);
+        }
+        prev = c;
+    }
+    let mut records: Vec<(usize, usize)> = Vec::new();
+    for f in frags.iter().filter(|f| f.verdict == Verdict::LocalOnly) {
+        for &i in &f.spans {
+            let at = spans[i].start;
+            if !is_content(&spans[i].label) {
+                continue;
+            }
+            // Inside a record when an odd number of quotes precede it and one follows.
+            let before = quotes.partition_point(|&q| q < at);
+            if before % 2 == 1 && before < quotes.len() {
+                records.push((quotes[before - 1] + 1, quotes[before]));
+            }
+        }
+    }
+    for f in frags.iter_mut() {
+        if records.iter().any(|&(s, e)| f.start < e && s < f.end) {
+            f.verdict = Verdict::LocalOnly;
+        }
+    }
 }
 
 /// What leaves the device for one text.

@@ -241,6 +241,47 @@ fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_ow
     );
 }
 
+/// An attached tool export (one note per JSON record): a named person's health note leaves
+/// the device in no part, not even its sentences without a health word; the other note and the
+/// task still go. Mutation-checked with `keep_quoted_records_whole` disabled.
+#[test]
+fn a_private_note_in_an_attached_export_stays_local_as_a_whole() {
+    let w = World::new();
+    let export = w.path("notes.json");
+    std::fs::write(
+        &export,
+        "{\"results\": [\n  {\"title\": \"Update\",\n   \"content\": \"Quillon has settled in well. \
+         His response to the medication has been positive. Weekly check-ins with the Marbury \
+         clinic continue on Thursdays.\"},\n  {\"title\": \"Picnic\",\n   \"content\": \
+         \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}",
+    )
+    .unwrap();
+    w.ok(&[
+        "ask",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "--attach",
+        export.to_str().unwrap(),
+        "Draft a short friendly reply to the group about this week.",
+    ]);
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(
+        got[0].contains("north lawn"),
+        "the other note went: {}",
+        got[0]
+    );
+    w.assert_never_sent(&[
+        "settled in well",
+        "medication",
+        "check-ins",
+        "Thursdays",
+        "Marbury",
+    ]);
+}
+
 #[test]
 fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     let w = World::new();

@@ -184,6 +184,43 @@ fn lowercase_names_in_personal_text_are_masked_by_the_word_list() {
     assert_eq!(r.text, world);
 }
 
+/// A private matter inside a quoted record (a note's JSON `content`) keeps the whole record on
+/// the device, not only its sentence; another record, and a prompt's own prose, are judged
+/// sentence by sentence. Mutation-checked: without `keep_quoted_records_whole` the check-ins
+/// sentence leaves.
+#[test]
+fn a_private_matter_keeps_its_whole_quoted_record_local() {
+    // As tools export it: one field per line (a sentence running across a record's end takes
+    // both records' fate, which errs on the private side).
+    let text = "{\"results\": [\n  {\"title\": \"Lucas Health Update\",\n   \"content\": \"Lucas improved this month. His response to the medication has been positive. Regular virtual check-ins are scheduled every Tuesday.\"},\n  {\"title\": \"Picnic\",\n   \"content\": \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}";
+    let mut p = Pseudonymizer::new();
+    let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+    for private in ["medication", "virtual check-ins", "improved this month"] {
+        assert!(
+            !r.text.contains(private),
+            "{private:?} left the record: {}",
+            r.text
+        );
+    }
+    assert!(
+        r.text.contains("The picnic moves to the north lawn."),
+        "{}",
+        r.text
+    );
+    // Outside quotes nothing changes: the question still goes out.
+    let r = sensitivity::redact(
+        rules(),
+        &mut p,
+        "I was diagnosed with diabetes in May. Which budgeting apps are good?",
+        Provenance::Content,
+    );
+    assert!(
+        r.text.contains("Which budgeting apps are good?"),
+        "{}",
+        r.text
+    );
+}
+
 #[test]
 fn redaction_masks_identifiers_and_withholds_private_meaning() {
     let text = "My IBAN is DE89 3704 0044 0532 0130 00. I was diagnosed with diabetes in May. Which budgeting apps are good?";
