@@ -474,7 +474,32 @@ pub(crate) fn is_plain_word(t: &str) -> bool {
 /// opening another sentence of the text is a name too ("... led by the Longport police.
 /// Longport officers ...").
 pub(crate) fn names_in(text: &str) -> Vec<String> {
+    let text = &*plain_escapes(text);
     names_of(text, &candidates(text))
+}
+
+/// `text` with each `\n`, `\r`, `\t` escape of a pasted export as two spaces: same byte
+/// offsets, and "...:\n\nMark Benson" holds the name "Mark Benson" (a word boundary before
+/// it), as the scanner's folding reads it.
+fn plain_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let escape = |i: usize| b[i] == b'\\' && matches!(b.get(i + 1), Some(b'n' | b'r' | b't'));
+    if !memchr::memchr_iter(b'\\', b).any(escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if escape(i) {
+            out.extend_from_slice(b"  ");
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    // Only ASCII pairs were replaced by ASCII: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
 }
 
 fn names_of(text: &str, cands: &[(Entity, bool)]) -> Vec<String> {
@@ -492,11 +517,13 @@ fn names_of(text: &str, cands: &[(Entity, bool)]) -> Vec<String> {
 /// Entities in `text`, sorted, non-overlapping. A lone capitalised word opening a sentence is
 /// one only when it is in `known` (see `names_in`).
 pub(crate) fn find(text: &str, known: &[String]) -> Vec<Entity> {
+    let text = &*plain_escapes(text);
     resolve(text, candidates(text), known)
 }
 
 /// `find` with the names `text` itself gives (one pass of the patterns instead of two).
 pub(crate) fn find_named(text: &str) -> Vec<Entity> {
+    let text = &*plain_escapes(text);
     let cands = candidates(text);
     let names = names_of(text, &cands);
     resolve(text, cands, &names)
@@ -620,6 +647,11 @@ mod tests {
                 ("https://x.org/a?b=1", "URL"),
                 ("FL-U3-120S3C", "CODE")
             ]
+        );
+        // In a pasted JSON export the escapes separate words: the name is whole.
+        assert_eq!(
+            found(r"scores include:\n\nMark Benson: 97%\nZoe Quill: 91%"),
+            vec![("Mark Benson", "ENTITY"), ("Zoe Quill", "ENTITY")]
         );
     }
 

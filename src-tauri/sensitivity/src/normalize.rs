@@ -8,7 +8,10 @@
 //! Per character: format characters (category Cf: zero-width spaces and joiners, soft hyphen,
 //! bidi controls, BOM) are removed; space separators become ' ', line/paragraph separators
 //! '\n'; dash punctuation and the minus sign become '-'; decimal digits of any script become
-//! ASCII digits; anything else is NFKC-normalized (full-width letters, ligatures).
+//! ASCII digits; anything else is NFKC-normalized (full-width letters, ligatures). The escape
+//! sequences `\n`, `\r` and `\t` of a pasted JSON or log export read as the space and line
+//! break they stand for (two characters for two: " \n"), so "...include:\n\nAlice Johnson"
+//! holds the name "Alice Johnson", not a word "nAlice".
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
@@ -116,18 +119,45 @@ fn changes(c: char) -> bool {
     }
 }
 
+/// Whether `text` holds a `\n`, `\r` or `\t` escape sequence (one `memchr` pass for '\\').
+fn has_text_escape(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\\', b).any(|i| matches!(b.get(i + 1), Some(b'n' | b'r' | b't')))
+}
+
 /// The folded text, or `None` when folding would change nothing (ASCII text: the common case
 /// costs one pass of `is_ascii`).
 pub fn fold(text: &str) -> Option<Folded> {
-    if text.is_ascii() || !text.chars().any(changes) {
+    let escapes = has_text_escape(text);
+    if !escapes && (text.is_ascii() || !text.chars().any(changes)) {
         return None;
     }
     let mut folded = String::with_capacity(text.len());
     let mut origin = Vec::with_capacity(text.len());
     let mut n = 0usize;
     let mut piece = String::new();
+    let mut after_backslash = false;
     for (i, c) in text.chars().enumerate() {
         n = i + 1;
+        if after_backslash {
+            after_backslash = false;
+            if matches!(c, 'n' | 'r' | 't') {
+                // The backslash (pushed as itself) becomes a space, the letter the break it means.
+                if let Some(last) = folded.pop() {
+                    debug_assert_eq!(last, '\\');
+                }
+                folded.push(' ');
+                folded.push(if c == 't' { ' ' } else { '\n' });
+                origin.push(i as u32);
+                continue;
+            }
+        } else if c == '\\' && escapes {
+            // `\\n` is an escaped backslash then a letter: only an unpaired backslash escapes.
+            after_backslash = true;
+            folded.push(c);
+            origin.push(i as u32);
+            continue;
+        }
         if c.is_ascii() {
             folded.push(c);
             origin.push(i as u32);
@@ -181,5 +211,11 @@ mod tests {
             "no space is made inside a token"
         );
         assert!(fold("Grüße aus Köln").is_none(), "letters stay as they are");
+        // A JSON export's escapes read as the breaks they stand for, offsets unchanged.
+        let t = r"scores include:\n\nAlice Johnson: 98%, C:\\new";
+        let f = fold(t).unwrap();
+        assert_eq!(f.text, "scores include: \n \nAlice Johnson: 98%, C:\\\\new");
+        let s = f.text.find("Alice").unwrap();
+        assert_eq!(f.to_original(s, s + 5), (s, s + 5));
     }
 }

@@ -209,6 +209,14 @@ impl CommonWords {
         };
         while let Some(c) = char_at(i) {
             let len = c.len_utf8();
+            // A `\n`, `\r` or `\t` escape of a pasted export separates words ("\nAlice" is
+            // "Alice"), as the scanner's folding reads it.
+            if c == '\\' && matches!(bytes.get(i + 1), Some(b'n' | b'r' | b't')) {
+                flush(start.take(), i, cp);
+                i += 2;
+                cp += 2;
+                continue;
+            }
             let word_char = if c.is_ascii() {
                 c.is_ascii_alphanumeric()
             } else {
