@@ -251,7 +251,7 @@ fn a_private_note_in_an_attached_export_stays_local_as_a_whole() {
     std::fs::write(
         &export,
         "{\"results\": [\n  {\"title\": \"Update\",\n   \"content\": \"Quillon has settled in well. \
-         His response to the medication has been positive. Weekly check-ins with the Marbury \
+         His new treatment plan is working. Weekly check-ins with the Marbury \
          clinic continue on Thursdays.\"},\n  {\"title\": \"Picnic\",\n   \"content\": \
          \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}",
     )

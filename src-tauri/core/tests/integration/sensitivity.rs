@@ -192,10 +192,10 @@ fn lowercase_names_in_personal_text_are_masked_by_the_word_list() {
 fn a_private_matter_keeps_its_whole_quoted_record_local() {
     // As tools export it: one field per line (a sentence running across a record's end takes
     // both records' fate, which errs on the private side).
-    let text = "{\"results\": [\n  {\"title\": \"Lucas Health Update\",\n   \"content\": \"Lucas improved this month. His response to the medication has been positive. Regular virtual check-ins are scheduled every Tuesday.\"},\n  {\"title\": \"Picnic\",\n   \"content\": \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}";
+    let text = "{\"results\": [\n  {\"title\": \"Lucas Health Update\",\n   \"content\": \"Lucas improved this month. His new treatment plan is working. Regular virtual check-ins are scheduled every Tuesday.\"},\n  {\"title\": \"Picnic\",\n   \"content\": \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}";
     let mut p = Pseudonymizer::new();
     let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
-    for private in ["medication", "virtual check-ins", "improved this month"] {
+    for private in ["treatment plan", "virtual check-ins", "improved this month"] {
         assert!(
             !r.text.contains(private),
             "{private:?} left the record: {}",
