@@ -340,6 +340,15 @@ fn ipv6_end(b: &[u8], e: usize, tok: &str) -> Option<usize> {
     if tok.matches(':').count() < 2 {
         return None;
     }
+    // "::" alone is Rust/C++/YAML punctuation unless it is assigned (`src=::` in a log line)
+    // or given a prefix (`::/0`, the default route).
+    let start = e - tok.len();
+    if !tok.bytes().any(|c| c.is_ascii_hexdigit())
+        && (start == 0 || b[start - 1] != b'=')
+        && b.get(e) != Some(&b'/')
+    {
+        return None;
+    }
     tok.parse::<Ipv6Addr>().ok()?;
     let mut end = e;
     if end < b.len() && b[end] == b'%' {
@@ -1918,6 +1927,10 @@ mod tests {
         fires("IP: 192.168.1.1.", "192.168.1.1", "IP_ADDRESS");
         fires("Connect to [2001:db8::1]:8080", "2001:db8::1", "IP_ADDRESS");
         fires("fe80::1%eth0", "fe80::1%eth0", "IP_ADDRESS");
+        // "::" alone is punctuation (a pasted `"\n\n::\n"` reads as " \n \n:: \n" after folding).
+        silent("text \n \n:: \n and std :: io");
+        fires("log src=:: dst=::1", "::", "IP_ADDRESS");
+        fires("route ::/0 via eth0", "::/0", "IP_ADDRESS");
         fires("Use 2001:db8::/32.", "2001:db8::/32", "IP_ADDRESS");
         fires("src=:: dst=::1", "::1", "IP_ADDRESS");
         silent("192.168.1.256");
