@@ -15,12 +15,7 @@ impl QuasiRecognizer {
         let rest = &text[p..];
         let dob = |s: usize| -> bool {
             let before = lower_before(text, s, 40);
-            contains_any(
-                &before,
-                &[
-                    "born", "birth", "dob", "d.o.b", "birthday", "geboren", "née", "né le",
-                ],
-            )
+            contains_any(&before, lexicon().birth_words)
         };
         let finish = |s: usize, e: usize, score: f32, out: &mut Vec<Candidate>| -> usize {
             let mut end = e;
@@ -158,25 +153,7 @@ impl QuasiRecognizer {
             if valid && ok_end(e) {
                 // "1/2" is as often a fraction: only with date words around.
                 let before = lower_before(text, p, 24);
-                let ctx = contains_any(
-                    &before,
-                    &[
-                        "today",
-                        "date",
-                        "dated",
-                        "due",
-                        "deadline",
-                        "until",
-                        "till",
-                        "since",
-                        "born",
-                        "dob",
-                        "appointment",
-                        "scheduled",
-                        "tomorrow",
-                        "on the",
-                    ],
-                );
+                let ctx = contains_any(&before, lexicon().short_date_words);
                 if ctx {
                     return Some(finish(p, e, 0.55, out));
                 }

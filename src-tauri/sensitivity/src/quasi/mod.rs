@@ -43,6 +43,12 @@ pub(crate) struct Lexicon {
     pub in_plate_states: &'static [&'static str],
     pub month_names: &'static [&'static str],
     pub weekday_names: &'static [&'static str],
+    pub birth_words: &'static [&'static str],
+    pub short_date_words: &'static [&'static str],
+    pub uk_postcode_words: &'static [&'static str],
+    pub plate_words_before: &'static [&'static str],
+    pub plate_words_after: &'static [&'static str],
+    pub zip_words: &'static [&'static str],
 }
 
 #[derive(serde::Deserialize)]
@@ -64,6 +70,12 @@ struct LexiconFile {
     in_plate_states: Vec<String>,
     month_names: Vec<String>,
     weekday_names: Vec<String>,
+    birth_words: Vec<String>,
+    short_date_words: Vec<String>,
+    uk_postcode_words: Vec<String>,
+    plate_words_before: Vec<String>,
+    plate_words_after: Vec<String>,
+    zip_words: Vec<String>,
 }
 
 fn leak(v: Vec<String>) -> &'static [&'static str] {
@@ -97,6 +109,12 @@ pub(crate) fn lexicon() -> &'static Lexicon {
             in_plate_states: leak(f.in_plate_states),
             month_names: leak(f.month_names),
             weekday_names: leak(f.weekday_names),
+            birth_words: leak(f.birth_words),
+            short_date_words: leak(f.short_date_words),
+            uk_postcode_words: leak(f.uk_postcode_words),
+            plate_words_before: leak(f.plate_words_before),
+            plate_words_after: leak(f.plate_words_after),
+            zip_words: leak(f.zip_words),
         }
     })
 }
@@ -431,13 +449,13 @@ fn window_has_ci(b: &[u8], from: usize, to: usize, needle: &[u8]) -> bool {
 }
 
 /// Like [`window_has_ci`] for several needles in one pass.
-fn window_has_any_ci(b: &[u8], from: usize, to: usize, needles: &[&[u8]]) -> bool {
+fn window_has_any_ci(b: &[u8], from: usize, to: usize, needles: &[&str]) -> bool {
     let to = to.min(b.len());
     (from..to).any(|i| {
         let c = b[i] | 0x20;
-        needles
-            .iter()
-            .any(|n| n[0] == c && i + n.len() <= to && b[i..i + n.len()].eq_ignore_ascii_case(n))
+        needles.iter().map(|n| n.as_bytes()).any(|n| {
+            n.first() == Some(&c) && i + n.len() <= to && b[i..i + n.len()].eq_ignore_ascii_case(n)
+        })
     })
 }
 
@@ -595,7 +613,7 @@ impl QuasiRecognizer {
             return Some(e);
         }
         let w0 = p.saturating_sub(28);
-        if window_has_any_ci(b, w0, p, &[b"zip", b"post", b"plz", b"cep", b"code"]) {
+        if window_has_any_ci(b, w0, p, lexicon().zip_words) {
             if let Some(e) = self.zip_with_context(text, p, q, out) {
                 return Some(e);
             }
@@ -618,6 +636,31 @@ impl QuasiRecognizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_structure_words_are_well_formed() {
+        let l = lexicon();
+        for (name, list) in [
+            ("street_before", l.street_before),
+            ("street_after", l.street_after),
+            ("weekdays", l.weekdays),
+            ("nrp_words", l.nrp_words),
+            ("birth_words", l.birth_words),
+            ("short_date_words", l.short_date_words),
+            ("uk_postcode_words", l.uk_postcode_words),
+            ("plate_words_before", l.plate_words_before),
+            ("plate_words_after", l.plate_words_after),
+            ("zip_words", l.zip_words),
+            ("address_context", l.address_context),
+        ] {
+            assert!(!list.is_empty(), "{name} is empty");
+            for w in list {
+                // Looked up in lower-cased text (or by lower-cased word).
+                assert_eq!(*w, w.to_lowercase(), "{name}: {w:?} not lower case");
+            }
+        }
+        assert_eq!(l.month_names.len(), 48);
+    }
 
     fn find(text: &str) -> Vec<(String, &'static str, f32)> {
         let r = QuasiRecognizer::new();

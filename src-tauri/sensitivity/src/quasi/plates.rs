@@ -57,26 +57,8 @@ impl QuasiRecognizer {
     pub(super) fn plate_context(&self, text: &str, s: usize, e: usize) -> bool {
         let before = lower_before(text, s, 40);
         let after = text[e..ceil_boundary(text, e + 16)].to_lowercase();
-        let words = [
-            "plate",
-            "registration",
-            "reg.",
-            "reg no",
-            "reg:",
-            "kennzeichen",
-            "plaka",
-            "vehicle",
-            "vrn",
-            "number plate",
-            "car ",
-            "licence",
-            "license",
-            "motorbike",
-            "bike",
-            "truck",
-            "van ",
-        ];
-        contains_any(&before, &words) || contains_any(&after, &["plate", "registered"])
+        let lex = lexicon();
+        contains_any(&before, lex.plate_words_before) || contains_any(&after, lex.plate_words_after)
     }
 
     /// Tokens that begin with letters before the digit run: plates, UK postcodes.
@@ -147,20 +129,7 @@ impl QuasiRecognizer {
             let e = m.get(0).map_or(0, |x| x.end());
             let spaced = !m[1].is_empty();
             let before = lower_before(text, s, 40);
-            let c = contains_any(
-                &before,
-                &[
-                    "postcode",
-                    "post code",
-                    "postal",
-                    "address",
-                    "from",
-                    " to ",
-                    "london",
-                    "uk",
-                    "live",
-                ],
-            );
+            let c = contains_any(&before, lexicon().uk_postcode_words);
             let score = match (spaced, c) {
                 (true, true) => 0.85,
                 (true, false) => 0.7,
