@@ -45,19 +45,11 @@ enum Check {
     PrivateKey,
 }
 
+/// A rule from the data file, compiled: the spec (`data/secrets.toml`, parsed once and kept for
+/// the program's life) and its regex.
 struct Rule {
-    /// Rule name, for debugging and the panic message of a bad pattern.
-    #[allow(dead_code)]
-    id: &'static str,
+    spec: &'static RuleSpec,
     re: Regex,
-    /// Window around a keyword hit that the regex scans: bytes before the hit start / after its end.
-    back: usize,
-    fwd: usize,
-    min_entropy: f32,
-    check: Check,
-    score: f32,
-    /// The secret must not touch an ASCII alphanumeric on either side.
-    bounds: bool,
     /// The pattern starts with `^`: it is tried once at each keyword hit instead of over windows.
     anchored: bool,
 }
@@ -90,11 +82,13 @@ struct RuleSpec {
     id: String,
     keywords: Vec<String>,
     pattern: String,
+    /// Window around a keyword hit that the regex scans: bytes before the hit start / after its end.
     back: usize,
     fwd: usize,
     min_entropy: f32,
     check: Check,
     score: f32,
+    /// The secret must not touch an ASCII alphanumeric on either side.
     bounds: bool,
 }
 
@@ -303,14 +297,8 @@ impl SecretRecognizer {
             let re = Regex::new(&ascii_classes(&spec.pattern))
                 .unwrap_or_else(|e| panic!("secret rule {}: {e}", spec.id));
             rules.push(Rule {
-                id: &spec.id,
+                spec,
                 re,
-                back: spec.back,
-                fwd: spec.fwd,
-                min_entropy: spec.min_entropy,
-                check: spec.check,
-                score: spec.score,
-                bounds: spec.bounds,
                 anchored: spec.pattern.starts_with('^'),
             });
             for kw in &spec.keywords {
@@ -380,17 +368,17 @@ impl SecretRecognizer {
             // A match cut by the window end may be a longer token in the full text.
             if e == hi
                 && hi < text.len()
-                && rule.check != Check::PrivateKey
+                && rule.spec.check != Check::PrivateKey
                 && is_token_byte(text.as_bytes()[hi])
             {
                 continue;
             }
-            if rule.bounds && !bounded(text, s, e) {
+            if rule.spec.bounds && !bounded(text, s, e) {
                 continue;
             }
-            let verdict = match rule.check {
-                Check::Token => token_verdict(&text[s..e], rule.min_entropy),
-                Check::Keyed => keyed_verdict(&text[s..e], rule.min_entropy),
+            let verdict = match rule.spec.check {
+                Check::Token => token_verdict(&text[s..e], rule.spec.min_entropy),
+                Check::Keyed => keyed_verdict(&text[s..e], rule.spec.min_entropy),
                 Check::Jwt => jwt_verdict(&text[s..e]),
                 Check::UrlCred => {
                     let user = caps.name("u").map(|m| m.as_str()).unwrap_or("");
@@ -399,23 +387,44 @@ impl SecretRecognizer {
                 Check::CurlUser => {
                     let (v, ns, ne) = curl_user_span(&text[s..e]);
                     let r = curl_user_verdict(v);
-                    push(found, s + ns, s + ne, r, rule.score, self.keep_placeholders);
+                    push(
+                        found,
+                        s + ns,
+                        s + ne,
+                        r,
+                        rule.spec.score,
+                        self.keep_placeholders,
+                    );
                     continue;
                 }
                 Check::CurlHeader => {
                     if let Some((ns, ne, r)) = curl_header(&text[s..e]) {
-                        push(found, s + ns, s + ne, r, rule.score, self.keep_placeholders);
+                        push(
+                            found,
+                            s + ns,
+                            s + ne,
+                            r,
+                            rule.spec.score,
+                            self.keep_placeholders,
+                        );
                     }
                     continue;
                 }
                 Check::PrivateKey => {
                     if let Some((ee, r)) = private_key_end(text, s, e) {
-                        push(found, s, ee, r, rule.score, self.keep_placeholders);
+                        push(found, s, ee, r, rule.spec.score, self.keep_placeholders);
                     }
                     continue;
                 }
             };
-            push(found, s, e, verdict, rule.score, self.keep_placeholders);
+            push(
+                found,
+                s,
+                e,
+                verdict,
+                rule.spec.score,
+                self.keep_placeholders,
+            );
         }
     }
 
@@ -553,11 +562,11 @@ impl Recognizer for SecretRecognizer {
             for &ri in &self.kw_rules[pid] {
                 let rule = &self.rules[ri];
                 if rule.anchored {
-                    self.run_window(text, ri, ms, me.saturating_add(rule.fwd), &mut found);
+                    self.run_window(text, ri, ms, me.saturating_add(rule.spec.fwd), &mut found);
                     continue;
                 }
-                let lo = ms.saturating_sub(rule.back);
-                let hi = me.saturating_add(rule.fwd);
+                let lo = ms.saturating_sub(rule.spec.back);
+                let hi = me.saturating_add(rule.spec.fwd);
                 match open[ri] {
                     Some((olo, ohi)) if lo <= ohi => open[ri] = Some((olo.min(lo), ohi.max(hi))),
                     Some((olo, ohi)) => {
