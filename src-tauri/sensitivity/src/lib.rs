@@ -470,6 +470,7 @@ fn resolve(
     user: &user::UserRecognizer,
 ) -> Vec<Candidate> {
     cands.retain(|c| c.score >= threshold && c.start < c.end && c.end <= text.len());
+    let mut cands = merge_same_label(cands);
     cands.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -500,6 +501,31 @@ fn resolve(
     kept.retain(|c| c.tier != Tier::Public);
     kept.sort_by_key(|c| c.start);
     kept
+}
+
+/// Overlapping findings of one label are one finding over their union: each recognizer sees
+/// part of the extent (the names model "74 Diakou Street" with a high score, the address rule
+/// the whole "74 Diakou Street, Suite 680, Kissousa" with a lower one), and the strongest
+/// part alone would leave the rest of the same address unreported.
+fn merge_same_label(mut cands: Vec<Candidate>) -> Vec<Candidate> {
+    if cands.len() < 2 {
+        return cands;
+    }
+    cands.sort_by(|a, b| a.label.cmp(b.label).then(a.start.cmp(&b.start)));
+    let mut out: Vec<Candidate> = Vec::with_capacity(cands.len());
+    for c in cands {
+        match out.last_mut() {
+            Some(m) if m.label == c.label && c.start < m.end => {
+                m.end = m.end.max(c.end);
+                if c.score > m.score {
+                    m.score = c.score;
+                    m.detector = c.detector;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// Byte offsets → code point offsets, in one pass over the text.
@@ -759,6 +785,47 @@ mod tests {
                 s.label
             );
         }
+    }
+
+    /// The names model's strong part of an address and the address rule's weaker whole are one
+    /// finding over the whole; a different label overlapping is still resolved by score.
+    /// Mutation-checked: without the merge only "74 Diakou Street" is kept.
+    #[test]
+    fn overlapping_findings_of_one_label_report_their_union() {
+        let text = "send it to 74 Diakou Street, Suite 680, Kissousa please";
+        let at = |s: &str| (text.find(s).unwrap(), text.find(s).unwrap() + s.len());
+        let cand = |(start, end): (usize, usize), label, score, detector| Candidate {
+            start,
+            end,
+            label,
+            tier: Tier::Contact,
+            score,
+            detector,
+        };
+        let kept = resolve(
+            text,
+            vec![
+                cand(at("74 Diakou Street"), "STREET_ADDRESS", 0.99, "ner"),
+                cand(
+                    at("74 Diakou Street, Suite 680, Kissousa"),
+                    "STREET_ADDRESS",
+                    0.9,
+                    "rules",
+                ),
+                cand(at("Kissousa please"), "PERSON", 0.6, "ner"),
+            ],
+            0.5,
+            &user::UserRecognizer::new(&UserRules::default()).unwrap(),
+        );
+        let got: Vec<(&str, &str)> = kept
+            .iter()
+            .map(|c| (c.label, &text[c.start..c.end]))
+            .collect();
+        assert_eq!(
+            got,
+            [("STREET_ADDRESS", "74 Diakou Street, Suite 680, Kissousa")]
+        );
+        assert_eq!(kept[0].score, 0.99);
     }
 
     /// A packaged app's bundled NER files are used only when the models directory has none.
