@@ -58,6 +58,86 @@ impl Recognizer for IdRecognizer {
         covered.sort_unstable();
         scan_clusters(text, out, &covered);
         self.scan_swift(text, out);
+        alone_value(text, out);
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Document-number formats (data/id_formats.toml)
+// -------------------------------------------------------------------------------------------
+
+/// One passport or licence format: its shape, the context word that admits it, and the
+/// stricter shape that is enough when the value stands alone.
+struct DocFormat {
+    label: &'static str,
+    context: u32,
+    shape: regex::Regex,
+    alone: Option<regex::Regex>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocFormatsFile {
+    format: Vec<DocFormatSpec>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocFormatSpec {
+    label: String,
+    context: String,
+    shape: String,
+    alone: Option<String>,
+}
+
+/// The embedded formats (a malformed file is a build defect the unit tests catch).
+fn doc_formats() -> &'static [DocFormat] {
+    static F: OnceLock<Vec<DocFormat>> = OnceLock::new();
+    F.get_or_init(|| {
+        let f: DocFormatsFile = toml::from_str(include_str!("data/id_formats.toml"))
+            .unwrap_or_else(|e| panic!("data/id_formats.toml: {e}"));
+        let whole = |shape: &str| {
+            regex::Regex::new(&format!("^(?:{shape})$"))
+                .unwrap_or_else(|e| panic!("data/id_formats.toml: {shape}: {e}"))
+        };
+        f.format
+            .into_iter()
+            .map(|d| DocFormat {
+                context: match d.context.as_str() {
+                    "passport" => C_PASSPORT,
+                    "licence" => C_LICENCE,
+                    other => panic!("data/id_formats.toml: unknown context {other:?}"),
+                },
+                shape: whole(&d.shape),
+                alone: d.alone.as_deref().map(whole),
+                label: Box::leak(d.label.into_boxed_str()),
+            })
+            .collect()
+    })
+}
+
+/// The first format admitted by the context flags `f` that the compact value matches.
+fn doc_format(c: &[u8], f: u32) -> Option<&'static str> {
+    let v = std::str::from_utf8(c).ok()?;
+    doc_formats()
+        .iter()
+        .find(|d| f & d.context != 0 && d.shape.is_match(v))
+        .map(|d| d.label)
+}
+
+/// A document number that is the whole text ("XY9876543" pasted into a field): no words around
+/// it can say it is anything else, so its strict shape is enough.
+fn alone_value(text: &str, out: &mut Vec<Candidate>) {
+    let t = text.trim();
+    if !(5..=16).contains(&t.len()) || !t.bytes().all(|c| c.is_ascii_alphanumeric()) {
+        return;
+    }
+    if let Some(d) = doc_formats()
+        .iter()
+        .find(|d| d.alone.as_ref().is_some_and(|r| r.is_match(t)))
+    {
+        let s = text.len() - text.trim_start().len();
+        push(out, s, s + t.len(), d.label, G, 0.6);
     }
 }
 
@@ -1618,17 +1698,25 @@ fn context_only(
         if !(5..=16).contains(&c.len()) || digits < 4 || !w.uniform_sep(b"- ") {
             continue;
         }
+        if w.single() {
+            if let Some(label) = doc_format(c, f) {
+                let score = if f & C_PASSPORT != 0 { 0.8 } else { 0.75 };
+                emit(
+                    out,
+                    groups[i].s,
+                    groups[j].e,
+                    Hit {
+                        label,
+                        tier: G,
+                        score,
+                    },
+                    ctx,
+                );
+                return Some(j);
+            }
+        }
         if f & C_PASSPORT != 0 && (8..=9).contains(&c.len()) && w.single() {
-            let letters = c.len() - digits;
-            let label = if letters == 0 && c.len() == 9
-                || (letters == 1 && c[0].is_ascii_alphabetic() && c.len() == 9)
-            {
-                "US_PASSPORT"
-            } else if letters == 2 && c.len() == 9 && c[..2].iter().all(u8::is_ascii_alphabetic) {
-                "UK_PASSPORT"
-            } else {
-                "PASSPORT"
-            };
+            let label = "PASSPORT";
             emit(
                 out,
                 groups[i].s,
@@ -1775,6 +1863,19 @@ fn phone(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_document_formats_are_well_formed() {
+        let f = doc_formats();
+        assert!(f.len() >= 5);
+        for d in f {
+            assert!(
+                crate::labels::get(d.label).is_some_and(|l| l.tier == G),
+                "{} is not a government_id label in data/labels.toml",
+                d.label
+            );
+        }
+    }
 
     fn run(text: &str) -> Vec<(String, &'static str, f32)> {
         let mut out = Vec::new();
@@ -2058,6 +2159,15 @@ mod tests {
         fires("F12345671", "F12345671", "DE_PASSPORT");
         fires("CZ6311T03", "CZ6311T03", "DE_PASSPORT");
         silent("C01234567");
+        // Document formats (data/id_formats.toml): by context word, or a value standing alone.
+        fires("Mi pasaporte es xyz987654", "xyz987654", "ES_PASSPORT");
+        fires(" XY9876543\n", "XY9876543", "UK_PASSPORT");
+        fires("AAA123456", "AAA123456", "ES_PASSPORT");
+        fires("B3097651", "B3097651", "IN_PASSPORT");
+        fires("U1H00B000C", "U1H00B000C", "IT_DRIVER_LICENSE");
+        silent("Part XY9876543 ships Monday");
+        silent("AA123456");
+        silent("AAAA12345");
         // UK driving licence: structure with a date code.
         fires(
             "licence MORGA657054SM9IJ",

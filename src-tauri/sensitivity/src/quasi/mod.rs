@@ -49,6 +49,7 @@ pub(crate) struct Lexicon {
     pub plate_words_before: &'static [&'static str],
     pub plate_words_after: &'static [&'static str],
     pub zip_words: &'static [&'static str],
+    pub occupation_heads: &'static [&'static str],
 }
 
 #[derive(serde::Deserialize)]
@@ -76,6 +77,7 @@ struct LexiconFile {
     plate_words_before: Vec<String>,
     plate_words_after: Vec<String>,
     zip_words: Vec<String>,
+    occupation_heads: Vec<String>,
 }
 
 fn leak(v: Vec<String>) -> &'static [&'static str] {
@@ -115,6 +117,7 @@ pub(crate) fn lexicon() -> &'static Lexicon {
             plate_words_before: leak(f.plate_words_before),
             plate_words_after: leak(f.plate_words_after),
             zip_words: leak(f.zip_words),
+            occupation_heads: leak(f.occupation_heads),
         }
     })
 }
@@ -145,6 +148,7 @@ type WordSet = HashSet<&'static str, BuildHasherDefault<Fnv>>;
 
 /// Finds STREET_ADDRESS, DATE_TIME, AGE, postcodes, vehicle registrations, TITLE and NRP.
 pub struct QuasiRecognizer {
+    occupations: WordSet,
     pre: WordSet,
     post_en: WordSet,
     post_lc: WordSet,
@@ -238,6 +242,7 @@ impl QuasiRecognizer {
             stop: lex.stopwords.iter().copied().collect(),
             not_head: lex.not_street_heads.iter().copied().collect(),
             not_place: lex.not_places.iter().copied().collect(),
+            occupations: lex.occupation_heads.iter().copied().collect(),
             re_unit: re(
                 r"(?i)\A\.?[ \t]*,?[ \t]*(?:\r?\n[ \t>?]*)?(?:apt\.?|apartment|suite|ste\.?|unit|flat|floor|fl\.|room|rm\.?|bldg\.?|building|#)[ \t]*#?\d{1,5}[a-z]?\b",
             ),
@@ -316,6 +321,7 @@ impl Recognizer for QuasiRecognizer {
             .collect();
         self.word_pass(text, &dates, out);
         self.title_pass(text, out);
+        self.job_title_pass(text, out);
     }
 }
 
@@ -652,6 +658,7 @@ mod tests {
             ("plate_words_after", l.plate_words_after),
             ("zip_words", l.zip_words),
             ("address_context", l.address_context),
+            ("occupation_heads", l.occupation_heads),
         ] {
             assert!(!list.is_empty(), "{name} is empty");
             for w in list {
@@ -990,5 +997,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A job title where the text says someone holds it; an occupation word in passing is not.
+    #[test]
+    fn job_titles_where_a_person_holds_them() {
+        let t = "I used to work for Usaa Group as Rolling machine operator, but quit.";
+        assert!(has(t, "Rolling machine operator", "TITLE"));
+        let t = "Hijacinta Godina, the Technical writer, said: \"fine\"";
+        assert!(has(t, "Technical writer", "TITLE"));
+        assert!(has(
+            "Honestly, I'm a nurse at the clinic.",
+            "nurse",
+            "TITLE"
+        ));
+        let t = "Erik Baader  Court, municipal, and license clerk  Personal Info: Phone: 358 0594";
+        assert!(has(t, "Court, municipal, and license clerk", "TITLE"));
+        assert!(has(
+            "Jane Roe\nSenior Accountant\nAcme Ltd",
+            "Senior Accountant",
+            "TITLE"
+        ));
+        assert!(none_of("The engineer fixed the build.", "TITLE"));
+        assert!(none_of("Tools such as a project manager help.", "TITLE"));
+        assert!(none_of("I am at home today.", "TITLE"));
+        // A segment that only ends in an occupation word is no title on its own.
+        assert!(none_of("Call the 24 7 manager  today", "TITLE"));
     }
 }

@@ -1,4 +1,5 @@
-//! Honorific titles ("Mr.", "Dr.", "Miss") found at '.' bytes.
+//! Titles: honorifics ("Mr.", "Dr.", "Miss") found at '.' bytes, and job titles ("Rolling
+//! machine operator") where a sentence or a layout says a person holds them.
 
 use super::*;
 
@@ -62,4 +63,148 @@ impl QuasiRecognizer {
             }
         }
     }
+
+    // -----------------------------------------------------------------------------------------
+    // Job titles: a short phrase ending in an occupation word (data: `occupation_heads`), where
+    // a person is said to hold it: "worked ... as Rolling machine operator", "Jane Roe, the
+    // Technical writer, said", "I'm a nurse", or a segment of its own in a signature or address
+    // block ("Julieta S Almeida  Staff development specialist  Personal Info"). An occupation
+    // word elsewhere ("the engineer fixed it") says nothing about who the text is about.
+    // -----------------------------------------------------------------------------------------
+
+    pub(super) fn job_title_pass(&self, text: &str, out: &mut Vec<Candidate>) {
+        let b = text.as_bytes();
+        // "as [a|an|the] <title>", not "such as" / "as well as" lists.
+        for m in memchr::memmem::find_iter(b, b" as ") {
+            let before = lower_before(text, m, 6);
+            if before.ends_with("such") || before.ends_with("well") || before.ends_with(" so") {
+                continue;
+            }
+            let at = skip_article(text, m + 4);
+            if let Some(e) = self.title_phrase(text, at, false) {
+                push(out, at, e, "TITLE", Tier::QuasiIdentifier, 0.6);
+            }
+        }
+        // "I am a nurse", "I'm an accountant".
+        for cue in ["I am a", "I'm a", "I’m a"] {
+            let cue = cue.as_bytes();
+            for m in memchr::memmem::find_iter(b, cue) {
+                let at = skip_article(text, m + cue.len() - 1);
+                if at > m + cue.len() - 1 {
+                    if let Some(e) = self.title_phrase(text, at, false) {
+                        push(out, at, e, "TITLE", Tier::QuasiIdentifier, 0.6);
+                    }
+                }
+            }
+        }
+        // An apposition: "<name>, the <title>, said".
+        for m in memchr::memmem::find_iter(b, b", the ") {
+            let at = m + 6;
+            if let Some(e) = self.title_phrase(text, at, false) {
+                if b.get(e) == Some(&b',')
+                    && char_before(text, m).is_some_and(|c| c.is_alphabetic())
+                {
+                    push(out, at, e, "TITLE", Tier::QuasiIdentifier, 0.6);
+                }
+            }
+        }
+        // A block's own segment: a line, or a run set off by two or more blanks (whole lines
+        // are found with memchr; only a line holding a tab or a double blank is split further).
+        let mut line_start = 0;
+        for end in memchr::memchr_iter(b'\n', b).chain(std::iter::once(b.len())) {
+            let line = &b[line_start..end];
+            if memchr::memchr(b'\t', line).is_none() && memchr::memmem::find(line, b"  ").is_none()
+            {
+                self.block_segment(text, line_start, end, out);
+            } else {
+                let mut seg = line_start;
+                let mut k = line_start;
+                while k < end {
+                    let gap = b[k] == b'\t'
+                        || (b[k] == b' ' && k + 1 < end && matches!(b[k + 1], b' ' | b'\t'));
+                    if !gap {
+                        k += 1;
+                        continue;
+                    }
+                    self.block_segment(text, seg, k, out);
+                    while k < end && matches!(b[k], b' ' | b'\t') {
+                        k += 1;
+                    }
+                    seg = k;
+                }
+                self.block_segment(text, seg, end, out);
+            }
+            line_start = end + 1;
+        }
+    }
+
+    /// A whole segment `s..e` (quote markers and blanks trimmed) that is one capitalised title.
+    fn block_segment(&self, text: &str, s: usize, e: usize, out: &mut Vec<Candidate>) {
+        let seg = &text[s..e];
+        let lead = seg.len() - seg.trim_start_matches(['>', ' ', '?']).len();
+        let trimmed = seg.trim_end_matches([' ', ',', '.', '\r', '\t']);
+        let (a, z) = (s + lead, s + trimmed.len());
+        if a >= z || !char_at(text, a).is_some_and(|c| c.is_uppercase()) {
+            return;
+        }
+        // Cheap test first: the segment's last word must be an occupation.
+        let last = text[a..z]
+            .char_indices()
+            .rfind(|&(_, c)| !c.is_alphabetic())
+            .map_or(a, |(k, c)| a + k + c.len_utf8());
+        if !self
+            .occupations
+            .contains(text[last..z].to_lowercase().as_str())
+        {
+            return;
+        }
+        if self.title_phrase(text, a, true) == Some(z) {
+            push(out, a, z, "TITLE", Tier::QuasiIdentifier, 0.55);
+        }
+    }
+
+    /// From a word start, the end of the longest phrase of at most six words (letters and
+    /// hyphens; "," and "and" inside a list of qualifiers) whose last word is an occupation.
+    /// `whole` asks for the phrase to run to the end of its segment.
+    fn title_phrase(&self, text: &str, at: usize, whole: bool) -> Option<usize> {
+        let b = text.as_bytes();
+        let mut i = at;
+        let mut best = None;
+        for _ in 0..6 {
+            let e = word_at(text, i)?;
+            let lower = text[i..e].to_lowercase();
+            if self.occupations.contains(lower.as_str()) {
+                best = Some(e);
+            } else if !whole && TITLE_BREAKS.contains(&lower.as_str()) {
+                break;
+            }
+            // Next word: one blank, or ", " inside a list ("Court, municipal, and license clerk").
+            let mut n = e;
+            if b.get(n) == Some(&b',') {
+                n += 1;
+            }
+            if b.get(n) != Some(&b' ') || !char_at(text, n + 1).is_some_and(|c| c.is_alphabetic()) {
+                break;
+            }
+            i = n + 1;
+        }
+        best
+    }
+}
+
+/// Words that end a job-title phrase in running text ("as a nurse *at* the clinic").
+const TITLE_BREAKS: &[&str] = &[
+    "at", "for", "in", "with", "but", "since", "until", "from", "to", "who", "which", "that", "on",
+    "of", "is", "was", "and",
+];
+
+/// Past "a ", "an " or "the " at `i`, if any.
+fn skip_article(text: &str, i: usize) -> usize {
+    let rest = &text.as_bytes()[i.min(text.len())..];
+    for a in [&b"a "[..], b"an ", b"the ", b"A ", b"An ", b"The "] {
+        if rest.starts_with(a) {
+            return i + a.len();
+        }
+    }
+    i
 }
