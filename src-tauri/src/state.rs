@@ -157,41 +157,6 @@ async fn open_once<T: Clone + Send + 'static>(
         .clone()
 }
 
-/// With no model chosen (no `TANDEM_MODEL`, nothing in Settings or config.toml), the app runs
-/// on the model the hardware recommendation names when it is fetched (`make run` fetches it;
-/// the welcome offers it), else on the manifest's default.
-async fn recommended_if_installed(settings: Arc<Settings>) -> Arc<Settings> {
-    if settings.model.is_some() {
-        return settings;
-    }
-    let s = settings.clone();
-    let pick = tauri::async_runtime::spawn_blocking(move || {
-        let manifest = tandem_core::models::Manifest::load(&s.models_dir).ok()?;
-        let hw = tandem_core::hardware::probe();
-        let rec = tandem_core::hardware::recommend(
-            &hw,
-            &manifest,
-            tandem_core::hardware::BuildCaps::current(),
-        )
-        .recommended_model?;
-        tandem_core::models::resolve(&s.models_dir, &manifest, Some(&rec))
-            .is_ok()
-            .then_some(rec)
-    })
-    .await
-    .ok()
-    .flatten();
-    match pick {
-        Some(name) => {
-            tracing::info!("no model chosen: running on the recommended {name}");
-            let mut s = (*settings).clone();
-            s.model = Some(name);
-            Arc::new(s)
-        }
-        None => settings,
-    }
-}
-
 fn internal(e: impl std::fmt::Display) -> ErrorInfo {
     ErrorInfo {
         code: "app.internal".into(),
@@ -303,7 +268,8 @@ impl AppState {
             (slot.cell.clone(), slot.settings.clone())
         };
         cell.get_or_init(|| async {
-            let settings = recommended_if_installed(settings).await;
+            // With no model chosen, core's `load_configured` runs the recommended one when it
+            // is fetched (the same decision as the CLI and the gateway).
             local::load_configured(&settings, self.events.clone())
                 .await
                 .map(|e| Arc::new(e) as Arc<dyn LocalEngine>)

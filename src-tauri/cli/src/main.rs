@@ -239,7 +239,7 @@ enum Command {
 struct ScanInput {
     /// Input file; stdin when omitted or "-".
     file: Option<std::path::PathBuf>,
-    /// User rules (TOML: terms, patterns, allow, local_only_terms); default TANDEM_RULES or
+    /// User rules (TOML: terms, patterns, allow, local_only_terms, secrets); default TANDEM_RULES or
     /// <config dir>/tandem/sensitivity.toml.
     #[arg(long)]
     rules: Option<std::path::PathBuf>,

@@ -115,9 +115,11 @@ impl TandemMcp {
     ) -> Result<CallToolResult, McpError> {
         let scanner = self.scanner().await?;
         let policy = self.settings.policy;
-        let model = self.settings.model.clone().unwrap_or_default();
-        let class = host::local_class(&self.settings, &model);
+        let settings = self.settings.clone();
         let v = tokio::task::spawn_blocking(move || {
+            // The class of the model this host would run (its plan depends on it).
+            let model = host::model_to_run(&settings).unwrap_or_default();
+            let class = host::local_class(&settings, &model);
             let catalog = tandem_core::cloud::agents::Catalog::load().map_err(failed)?;
             let sanitizer = tandem_core::egress::Sanitizer::new(scanner);
             let line = json!({"id": 0, "prompt": text}).to_string();

@@ -16,7 +16,9 @@ fn tandem() -> Command {
         "TANDEM_MODELS_DIR",
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"),
     );
-    c.env_remove("TANDEM_MODEL");
+    // Tests run on the small model, whatever else this checkout has fetched (with no model
+    // named, a fetched recommended model would run).
+    c.env("TANDEM_MODEL", "smollm2-135m-instruct");
     c
 }
 
@@ -221,6 +223,46 @@ fn redact_prints_what_the_cloud_would_see() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text, "Send 50 EUR to [IBAN_1] and email [EMAIL_1].\n");
+}
+
+/// A user's own credential format in `sensitivity.toml` (`[[secrets]]`, the built-in table's
+/// form) is found by the real binary and masked before anything could leave; a broken rule
+/// is a clear error, not a silent skip.
+#[test]
+fn user_secret_rules_mask_a_credential_format_of_ones_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("sensitivity.toml");
+    std::fs::write(
+        &rules,
+        "[[secrets]]\nid = 'acme-deploy-token'\nkeywords = ['acmedt_']\n\
+         pattern = 'ACMEDT_[A-Za-z0-9]{24}'\nmin_entropy = 3.0\n",
+    )
+    .unwrap();
+    let rules = rules.to_str().unwrap();
+    let line = "Deploy with ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF please.\n";
+    let out = run_with_stdin(&["redact", "--rules", rules], line);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "Deploy with [SECRET_1] please.\n"
+    );
+    // Without the rule it is no known secret (only a code-like word): the rule did it.
+    let out = run_with_stdin(&["redact"], line);
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("[SECRET_"));
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[[secrets]]\nid = 'broken'\nkeywords = ['zz_']\npattern = '('\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.toml");
+    let out = run_with_stdin(&["scan", "--rules", bad.to_str().unwrap()], line);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("secret rule \"broken\""), "{err}");
 }
 
 #[test]

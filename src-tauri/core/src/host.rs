@@ -66,6 +66,26 @@ pub fn load_scanner_with(models_dir: &Path, bundled: Option<&Path>) -> Result<Sc
     Ok(sensitivity::load_default_with(models_dir, bundled, &rules)?)
 }
 
+/// The name of the model a host runs (blocking: probes the hardware): the settings' choice,
+/// else the recommended model when it is fetched, else the manifest's default.
+pub fn model_to_run(settings: &Settings) -> Option<String> {
+    if let Some(m) = &settings.model {
+        return Some(m.clone());
+    }
+    let manifest = crate::models::Manifest::load(&settings.models_dir).ok()?;
+    let rec = crate::hardware::recommend(
+        &crate::hardware::probe(),
+        &manifest,
+        crate::hardware::BuildCaps::current(),
+    );
+    crate::models::recommended_if_installed(
+        &settings.models_dir,
+        &manifest,
+        rec.recommended_model.as_deref(),
+    )
+    .or(Some(manifest.default))
+}
+
 /// The local model's size class, from the manifest entry of the model `name`.
 pub fn local_class(settings: &Settings, name: &str) -> LocalClass {
     crate::models::Manifest::load(&settings.models_dir)

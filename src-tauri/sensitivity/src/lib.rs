@@ -39,6 +39,7 @@ pub use redact::{
     apply, decide, entity_spans, fragments, masks_entities, reads_personal, redact, redact_report,
     unknown_word_spans, Decided, Decision, Decisions, Fragment, Redaction,
 };
+pub use secrets::{Check as SecretCheck, SecretRule};
 pub use types::{Candidate, Recognizer, Tier};
 pub use user::{UserPattern, UserRules};
 pub use words::CommonWords;
@@ -178,7 +179,9 @@ impl Scanner {
     pub fn rules_only(user_rules: &UserRules) -> Result<Self, SensitivityError> {
         Ok(Self {
             rules: vec![
-                Box::new(secrets::SecretRecognizer::new()),
+                Box::new(secrets::SecretRecognizer::with_user_rules(
+                    &user_rules.secrets,
+                )?),
                 Box::new(ids::IdRecognizer::new()),
                 Box::new(quasi::QuasiRecognizer::new()),
                 Box::new(lexicon::LexiconRecognizer::new()),

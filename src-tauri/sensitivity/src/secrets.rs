@@ -30,10 +30,11 @@ const DETECTOR: &str = "secrets";
 const PLACEHOLDER_SCORE: f32 = 0.3;
 
 /// What validation a rule's match gets after its regex matched.
-#[derive(Clone, Copy, PartialEq, Debug, serde::Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-enum Check {
+pub enum Check {
     /// Vendor token with a distinctive prefix or structure: mask and entropy checks.
+    #[default]
     Token,
     /// Vendor keyword + exact value format (IBM, SoftLayer, Cloudant...): mask check only, the
     /// keyword and exact length are the evidence.
@@ -45,10 +46,10 @@ enum Check {
     PrivateKey,
 }
 
-/// A rule from the data file, compiled: the spec (`data/secrets.toml`, parsed once and kept for
-/// the program's life) and its regex.
+/// A rule compiled: its spec (borrowed from `data/secrets.toml`, parsed once and kept for the
+/// program's life, or owned when it is one of the user's rules) and its regex.
 struct Rule {
-    spec: &'static RuleSpec,
+    spec: std::borrow::Cow<'static, SecretRule>,
     re: Regex,
     /// The pattern starts with `^`: it is tried once at each keyword hit instead of over windows.
     anchored: bool,
@@ -59,7 +60,7 @@ struct Rule {
 #[serde(deny_unknown_fields)]
 struct SecretData {
     words: Words,
-    rule: Vec<RuleSpec>,
+    rule: Vec<SecretRule>,
 }
 
 #[derive(serde::Deserialize)]
@@ -76,20 +77,43 @@ struct Words {
     key_qualifiers: Vec<String>,
 }
 
-#[derive(serde::Deserialize)]
+/// One secret rule, as the built-in table (`data/secrets.toml`) and the user's rules
+/// (`[[secrets]]` in `sensitivity.toml`) write it. The user's may leave out what has a default.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
-struct RuleSpec {
-    id: String,
-    keywords: Vec<String>,
-    pattern: String,
+pub struct SecretRule {
+    pub id: String,
+    /// Literals (2–64 bytes, any case) near which the rule runs.
+    pub keywords: Vec<String>,
+    /// Rust `regex` syntax; a named group `s` (or `s1`.. `sN`) is the secret, else the match.
+    pub pattern: String,
     /// Window around a keyword hit that the regex scans: bytes before the hit start / after its end.
-    back: usize,
-    fwd: usize,
-    min_entropy: f32,
-    check: Check,
-    score: f32,
+    #[serde(default)]
+    pub back: usize,
+    #[serde(default = "default_fwd")]
+    pub fwd: usize,
+    /// Shannon bits per character the secret needs (0: no entropy check).
+    #[serde(default)]
+    pub min_entropy: f32,
+    #[serde(default)]
+    pub check: Check,
+    #[serde(default = "default_score")]
+    pub score: f32,
     /// The secret must not touch an ASCII alphanumeric on either side.
-    bounds: bool,
+    #[serde(default = "default_bounds")]
+    pub bounds: bool,
+}
+
+fn default_fwd() -> usize {
+    120
+}
+
+fn default_score() -> f32 {
+    0.9
+}
+
+fn default_bounds() -> bool {
+    true
 }
 
 /// The embedded rule file, parsed once. It ships inside the binary and the unit tests load it,
@@ -288,34 +312,57 @@ impl Default for SecretRecognizer {
 
 impl SecretRecognizer {
     pub fn new() -> Self {
+        match Self::with_user_rules(&[]) {
+            Ok(r) => r,
+            // The built-in rules are embedded data checked by the unit tests.
+            Err(e) => panic!("data/secrets.toml: {e}"),
+        }
+    }
+
+    /// The built-in rules and the user's own (`[[secrets]]` in `sensitivity.toml`), which run
+    /// through the same prefilter, windows and validators. A user rule that does not compile
+    /// or has no usable keyword is a clear error naming it.
+    pub fn with_user_rules(user: &[SecretRule]) -> Result<Self, crate::SensitivityError> {
         let data = data();
-        let mut keywords: Vec<&'static str> = Vec::new();
+        let mut keywords: Vec<String> = Vec::new();
         let mut kw_rules: Vec<Vec<usize>> = Vec::new();
         let mut rules = Vec::new();
-        for (i, spec) in data.rule.iter().enumerate() {
-            // The rules are embedded data checked by the unit tests; a bad one is a build defect.
-            let re = Regex::new(&ascii_classes(&spec.pattern))
-                .unwrap_or_else(|e| panic!("secret rule {}: {e}", spec.id));
-            rules.push(Rule {
-                spec,
-                re,
-                anchored: spec.pattern.starts_with('^'),
-            });
+        let specs = data
+            .rule
+            .iter()
+            .map(std::borrow::Cow::Borrowed)
+            .chain(user.iter().cloned().map(std::borrow::Cow::Owned));
+        for (i, spec) in specs.enumerate() {
+            let bad = |why: String| {
+                crate::SensitivityError::BadRules(format!("secret rule {:?}: {why}", spec.id))
+            };
+            if spec.keywords.is_empty()
+                || spec.keywords.iter().any(|k| !(2..=64).contains(&k.len()))
+            {
+                return Err(bad("needs keywords of 2 to 64 bytes".into()));
+            }
+            let re = Regex::new(&ascii_classes(&spec.pattern)).map_err(|e| bad(e.to_string()))?;
             for kw in &spec.keywords {
-                let pid = keyword_id(&mut keywords, &mut kw_rules, kw);
+                let pid = keyword_id(&mut keywords, &mut kw_rules, &kw.to_lowercase());
                 kw_rules[pid].push(i);
             }
+            rules.push(Rule {
+                anchored: spec.pattern.starts_with('^'),
+                spec,
+                re,
+            });
         }
         let generic = &data.words.generic_keywords;
         for kw in generic {
             keyword_id(&mut keywords, &mut kw_rules, kw);
         }
         let generic_kw = keywords.iter().map(|k| listed(generic, k)).collect();
-        let pre = Prefilter::new(&keywords);
+        let refs: Vec<&str> = keywords.iter().map(String::as_str).collect();
+        let pre = Prefilter::new(&refs);
         let discord =
             Regex::new(r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}")
                 .expect("discord regex");
-        SecretRecognizer {
+        Ok(SecretRecognizer {
             pre,
             kw_rules,
             rules,
@@ -324,7 +371,7 @@ impl SecretRecognizer {
             before_ident: Regex::new(BEFORE_IDENT).expect("before-ident regex"),
             discord,
             keep_placeholders: false,
-        }
+        })
     }
 
     /// Also report information-free placeholders that have a vendor's exact shape (`AKIAZZZZ...`,
@@ -673,15 +720,11 @@ fn push(found: &mut Vec<Candidate>, s: usize, e: usize, v: Verdict, score: f32, 
     });
 }
 
-fn keyword_id(
-    keywords: &mut Vec<&'static str>,
-    kw_rules: &mut Vec<Vec<usize>>,
-    kw: &'static str,
-) -> usize {
-    match keywords.iter().position(|k| *k == kw) {
+fn keyword_id(keywords: &mut Vec<String>, kw_rules: &mut Vec<Vec<usize>>, kw: &str) -> usize {
+    match keywords.iter().position(|k| k == kw) {
         Some(p) => p,
         None => {
-            keywords.push(kw);
+            keywords.push(kw.to_string());
             kw_rules.push(Vec::new());
             keywords.len() - 1
         }
@@ -1294,6 +1337,53 @@ fn resolve_overlaps(found: &mut Vec<Candidate>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A user's own credential format runs through the same prefilter and checks as the
+    /// built-in table: found with its keyword, a stand-in value is not, and a rule that cannot
+    /// work is an error naming it.
+    #[test]
+    fn user_secret_rules_extend_the_table() {
+        let rules = crate::UserRules::from_toml(
+            r#"
+            [[secrets]]
+            id = "acme-deploy-token"
+            keywords = ["ACMEDT_"]
+            pattern = 'ACMEDT_[A-Za-z0-9]{24}'
+            min_entropy = 3.0
+            "#,
+        )
+        .unwrap();
+        let r = SecretRecognizer::with_user_rules(&rules.secrets).unwrap();
+        let text = "deploy with ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF today";
+        let mut out = Vec::new();
+        r.find(text, &mut out);
+        assert!(
+            out.iter().any(|c| c.label == "SECRET"
+                && &text[c.start..c.end] == "ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF"),
+            "{out:?}"
+        );
+        let mut out = Vec::new();
+        r.find("ACMEDT_xxxxxxxxxxxxxxxxxxxxxxxx", &mut out);
+        assert!(
+            out.iter().all(|c| c.score < 0.5),
+            "a stand-in value: {out:?}"
+        );
+        // Without the user's rule nothing knows the format.
+        let mut out = Vec::new();
+        SecretRecognizer::new().find(text, &mut out);
+        assert!(out.iter().all(|c| c.score < 0.5), "{out:?}");
+        for bad in [
+            "[[secrets]]\nid = 'x'\nkeywords = ['zz_']\npattern = '('",
+            "[[secrets]]\nid = 'y'\nkeywords = []\npattern = 'a'",
+            "[[secrets]]\nid = 'z'\nkeywords = ['k']\npattern = 'a'",
+        ] {
+            let rules = crate::UserRules::from_toml(bad).unwrap();
+            let e = SecretRecognizer::with_user_rules(&rules.secrets)
+                .err()
+                .expect("rejected");
+            assert!(e.to_string().contains("secret rule"), "{e}");
+        }
+    }
 
     fn spans(text: &str) -> Vec<String> {
         let r = SecretRecognizer::new();

@@ -23,6 +23,11 @@ pub struct UserRules {
     /// Terms whose presence makes the whole fragment `local_only` (e.g. a secret project).
     #[serde(default)]
     pub local_only_terms: Vec<String>,
+    /// Credential formats of your own (an internal token prefix), in the form of the built-in
+    /// secret table (`data/secrets.toml`): they run through the same keyword prefilter, windows
+    /// and entropy/placeholder checks, and are reported as `SECRET`.
+    #[serde(default)]
+    pub secrets: Vec<super::secrets::SecretRule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

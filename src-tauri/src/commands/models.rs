@@ -44,6 +44,13 @@ pub async fn models(state: State<'_, AppState>) -> Result<Vec<ModelView>, Comman
         .prefs()
         .model
         .or_else(|| state.settings.model.clone())
+        .or_else(|| {
+            models::recommended_if_installed(
+                &state.settings.models_dir,
+                &manifest,
+                rec.recommended_model.as_deref(),
+            )
+        })
         .unwrap_or_else(|| manifest.default.clone());
     Ok(manifest
         .models

@@ -241,25 +241,40 @@ pub trait LocalEngine: Send + Sync {
     fn model(&self) -> &LoadedModel;
 }
 
-/// Load the model the settings name (or the manifest's default) with the thread
-/// count from the settings or the hardware recommendation.
+/// Load the model the settings name — with none named, the recommended model when it is
+/// fetched, else the manifest's default — with the thread count from the settings or the
+/// hardware recommendation.
 pub async fn load_configured(
     settings: &crate::config::Settings,
     events: crate::events::EventBus,
 ) -> Result<MistralEngine, LocalError> {
     let manifest = crate::models::Manifest::load(&settings.models_dir)?;
-    let (spec, path) =
-        crate::models::resolve(&settings.models_dir, &manifest, settings.model.as_deref())?;
-    let threads = match settings.threads {
-        Some(t) => t,
-        None => {
-            let hw = tokio::task::spawn_blocking(crate::hardware::probe)
-                .await
-                .map_err(|e| LocalError::Load(e.to_string()))?;
-            crate::hardware::recommend(&hw, &manifest, crate::hardware::BuildCaps::current())
-                .threads
-        }
+    let rec = if settings.model.is_none() || settings.threads.is_none() {
+        let hw = tokio::task::spawn_blocking(crate::hardware::probe)
+            .await
+            .map_err(|e| LocalError::Load(e.to_string()))?;
+        Some(crate::hardware::recommend(
+            &hw,
+            &manifest,
+            crate::hardware::BuildCaps::current(),
+        ))
+    } else {
+        None
     };
+    let name = settings.model.clone().or_else(|| {
+        let picked = crate::models::recommended_if_installed(
+            &settings.models_dir,
+            &manifest,
+            rec.as_ref()?.recommended_model.as_deref(),
+        )?;
+        tracing::info!("no model chosen: running on the recommended {picked}");
+        Some(picked)
+    });
+    let (spec, path) = crate::models::resolve(&settings.models_dir, &manifest, name.as_deref())?;
+    let threads = settings
+        .threads
+        .or(rec.as_ref().map(|r| r.threads))
+        .unwrap_or(1);
     let mut opts = EngineOptions::new(spec.name, path);
     opts.threads = Some(threads);
     opts.dtype = settings.dtype;

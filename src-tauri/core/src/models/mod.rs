@@ -103,6 +103,18 @@ pub fn installed_file(models_dir: &Path, spec: &ModelSpec) -> Option<PathBuf> {
     optimized.or_else(|| Some(dir.join(&spec.file)).filter(|p| p.is_file()))
 }
 
+/// The model to run when the user chose none: the one the hardware recommendation names, when
+/// it is fetched (`make run` and the welcome fetch it), else the manifest's default (`None`).
+/// One decision for every host: the app, the CLI, the gateway and the MCP server.
+pub fn recommended_if_installed(
+    models_dir: &Path,
+    manifest: &Manifest,
+    recommended: Option<&str>,
+) -> Option<String> {
+    let spec = manifest.get(recommended?)?;
+    installed_file(models_dir, spec).map(|_| spec.name.clone())
+}
+
 /// Resolve a model name (or the manifest default) to a loadable file.
 pub fn resolve(
     models_dir: &Path,
@@ -117,4 +129,38 @@ pub fn resolve(
         name: name.to_string(),
     })?;
     Ok((spec.clone(), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With no model chosen every host runs the recommended model once it is fetched, and the
+    /// default until then (or when the recommendation names nothing this manifest knows).
+    #[test]
+    fn the_recommended_model_runs_once_it_is_fetched() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Manifest::builtin();
+        let rec = m
+            .models
+            .iter()
+            .find(|s| s.name != m.default)
+            .expect("a second model");
+        assert_eq!(
+            recommended_if_installed(dir.path(), &m, Some(&rec.name)),
+            None
+        );
+        let d = model_dir(dir.path(), rec);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(&rec.file), b"gguf").unwrap();
+        assert_eq!(
+            recommended_if_installed(dir.path(), &m, Some(&rec.name)),
+            Some(rec.name.clone())
+        );
+        assert_eq!(recommended_if_installed(dir.path(), &m, None), None);
+        assert_eq!(
+            recommended_if_installed(dir.path(), &m, Some("no-such-model")),
+            None
+        );
+    }
 }

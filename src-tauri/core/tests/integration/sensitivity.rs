@@ -255,6 +255,7 @@ fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
         }],
         allow: vec!["support@tandem.example".into()],
         local_only_terms: vec!["merger".into()],
+        secrets: vec![],
     };
     let s = Scanner::rules_only(&rules).unwrap();
     let text = "project nightjar for CL-12345: write to support@tandem.example or ceo@acme.example";
