@@ -105,7 +105,16 @@ impl CommonWords {
     /// Whether the list spells `word` as a proper noun ("Plovdiv", "Tehran"): a name a general
     /// dictionary knows is public knowledge; "Jeddah", "Intuit" and "Rostelecom" are not in it.
     pub fn knows_name(&self, word: &str) -> bool {
-        let w = word.to_lowercase().replace('’', "'");
+        // Short ASCII words are lower-cased on the stack (the name list asks for every name).
+        let mut buf = [0u8; 48];
+        let w: std::borrow::Cow<str> = if word.len() <= buf.len() && word.is_ascii() {
+            let b = &mut buf[..word.len()];
+            b.copy_from_slice(word.as_bytes());
+            b.make_ascii_lowercase();
+            std::str::from_utf8(b).map_or_else(|_| word.to_lowercase().into(), Into::into)
+        } else {
+            word.to_lowercase().replace('’', "'").into()
+        };
         // "China's" is "China".
         self.names.contains(w.strip_suffix("'s").unwrap_or(&w))
     }

@@ -76,8 +76,10 @@ impl QuasiRecognizer {
         let b = text.as_bytes();
         // "as [a|an|the] <title>", not "such as" / "as well as" lists.
         for m in memchr::memmem::find_iter(b, b" as ") {
-            let before = lower_before(text, m, 6);
-            if before.ends_with("such") || before.ends_with("well") || before.ends_with(" so") {
+            let before = &b[m.saturating_sub(4)..m];
+            if [&b"such"[..], b"well", b" so"].iter().any(|w| {
+                before.len() >= w.len() && before[before.len() - w.len()..].eq_ignore_ascii_case(w)
+            }) {
                 continue;
             }
             let at = skip_article(text, m + 4);
@@ -152,9 +154,10 @@ impl QuasiRecognizer {
             .char_indices()
             .rfind(|&(_, c)| !c.is_alphabetic())
             .map_or(a, |(k, c)| a + k + c.len_utf8());
+        let mut buf = [0u8; 32];
         if !self
             .occupations
-            .contains(text[last..z].to_lowercase().as_str())
+            .contains(&*lower_word(&text[last..z], &mut buf))
         {
             return;
         }
@@ -170,12 +173,13 @@ impl QuasiRecognizer {
         let b = text.as_bytes();
         let mut i = at;
         let mut best = None;
+        let mut buf = [0u8; 32];
         for _ in 0..6 {
             let e = word_at(text, i)?;
-            let lower = text[i..e].to_lowercase();
-            if self.occupations.contains(lower.as_str()) {
+            let lower = lower_word(&text[i..e], &mut buf);
+            if self.occupations.contains(&*lower) {
                 best = Some(e);
-            } else if !whole && TITLE_BREAKS.contains(&lower.as_str()) {
+            } else if !whole && TITLE_BREAKS.contains(&&*lower) {
                 break;
             }
             // Next word: one blank, or ", " inside a list ("Court, municipal, and license clerk").
@@ -190,6 +194,20 @@ impl QuasiRecognizer {
         }
         best
     }
+}
+
+/// `w` in lower case: on the stack for short ASCII words (this runs for every word after a
+/// cue), else allocated.
+fn lower_word<'a>(w: &'a str, buf: &'a mut [u8; 32]) -> std::borrow::Cow<'a, str> {
+    if w.len() <= buf.len() && w.is_ascii() {
+        let b = &mut buf[..w.len()];
+        b.copy_from_slice(w.as_bytes());
+        b.make_ascii_lowercase();
+        if let Ok(s) = std::str::from_utf8(b) {
+            return std::borrow::Cow::Borrowed(s);
+        }
+    }
+    std::borrow::Cow::Owned(w.to_lowercase())
 }
 
 /// Words that end a job-title phrase in running text ("as a nurse *at* the clinic").
