@@ -1698,25 +1698,18 @@ fn context_only(
         if !(5..=16).contains(&c.len()) || digits < 4 || !w.uniform_sep(b"- ") {
             continue;
         }
-        if w.single() {
-            if let Some(label) = doc_format(c, f) {
-                let score = if f & C_PASSPORT != 0 { 0.8 } else { 0.75 };
-                emit(
-                    out,
-                    groups[i].s,
-                    groups[j].e,
-                    Hit {
-                        label,
-                        tier: G,
-                        score,
-                    },
-                    ctx,
-                );
-                return Some(j);
-            }
-        }
-        if f & C_PASSPORT != 0 && (8..=9).contains(&c.len()) && w.single() {
-            let label = "PASSPORT";
+        // A format of the table (data/id_formats.toml), else any 8-9 characters next to a
+        // passport word.
+        let passport = f & C_PASSPORT != 0;
+        let doc = w
+            .single()
+            .then(|| doc_format(c, f))
+            .flatten()
+            .map(|label| (label, if passport { 0.8 } else { 0.75 }));
+        let doc = doc.or_else(|| {
+            (passport && (8..=9).contains(&c.len()) && w.single()).then_some(("PASSPORT", 0.8))
+        });
+        if let Some((label, score)) = doc {
             emit(
                 out,
                 groups[i].s,
@@ -1724,7 +1717,7 @@ fn context_only(
                 Hit {
                     label,
                     tier: G,
-                    score: 0.8,
+                    score,
                 },
                 ctx,
             );

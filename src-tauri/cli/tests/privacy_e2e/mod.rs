@@ -222,6 +222,47 @@ fn disguised_identifiers_are_found_and_masked() {
     w.assert_never_sent(&["DE89370400440532013000", "4111111111111111", "370400440532"]);
 }
 
+/// A credential format only the user knows (`[[secrets]]` in `sensitivity.toml`) never reaches
+/// the provider and goes as a secret's placeholder, under policy `performance` too; the
+/// question still goes. (Without the rule the token is still masked, as a code-like word;
+/// mutation-checked: with the user's secret rules ignored the `[SECRET_1]` assertion fails.)
+#[test]
+fn a_users_own_secret_format_never_leaves() {
+    let w = World::new();
+    let rules = w.path("sensitivity.toml");
+    std::fs::write(
+        &rules,
+        "[[secrets]]\nid = 'acme-deploy-token'\nkeywords = ['acmedt_']\n\
+         pattern = 'ACMEDT_[A-Za-z0-9]{24}'\nmin_entropy = 3.0\n",
+    )
+    .unwrap();
+    let out = w
+        .cmd()
+        .env("TANDEM_RULES", &rules)
+        .args([
+            "ask",
+            "--agent",
+            "lb",
+            "--max-tokens",
+            "8",
+            "--policy",
+            "performance",
+            "Why does ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF fail with HTTP 403 on deploy?",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the question went to the cloud");
+    assert!(got[0].contains("403"), "{}", got[0]);
+    assert!(got[0].contains("[SECRET_1]"), "{}", got[0]);
+    w.assert_never_sent(&["q8Zr2LkP0wXv7NbT4sYc1HdF", "ACMEDT_q8Zr"]);
+}
+
 #[test]
 fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_own() {
     let w = World::new();
