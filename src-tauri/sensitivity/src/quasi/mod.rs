@@ -905,6 +905,15 @@ mod tests {
             "34 ABC 1234",
             "TR_LICENSE_PLATE"
         ));
+        assert!(has("34 abc 1234", "34 abc 1234", "TR_LICENSE_PLATE"));
+        if crate::words::CommonWords::system().is_some() {
+            // Prose between two numbers, not a plate.
+            assert!(none_of(
+                "What is the greatest common factor of 42 and 56?",
+                "TR_LICENSE_PLATE"
+            ));
+            assert!(none_of("B. Between 10 and 20", "TR_LICENSE_PLATE"));
+        }
         assert!(has(
             "Bike's registration number is OD02BA2341 with",
             "OD02BA2341",

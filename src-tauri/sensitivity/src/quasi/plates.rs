@@ -219,6 +219,14 @@ impl QuasiRecognizer {
         if sp1 != sp2 {
             return None;
         }
+        // A lower-case everyday word between two numbers is prose ("between 10 and 20",
+        // "5 to 10"), not a plate, unless a plate word says otherwise.
+        if !upper
+            && super::super::words::CommonWords::system().is_some_and(|d| d.knows(letters))
+            && !self.plate_context(text, p, e)
+        {
+            return None;
+        }
         let ll = letters.to_ascii_uppercase();
         if matches!(
             ll.as_str(),
