@@ -229,33 +229,23 @@ fn disguised_identifiers_are_found_and_masked() {
 #[test]
 fn a_users_own_secret_format_never_leaves() {
     let w = World::new();
-    let rules = w.path("sensitivity.toml");
+    // Where a user keeps them: `sensitivity.toml` in the config directory.
     std::fs::write(
-        &rules,
+        w.path("config/sensitivity.toml"),
         "[[secrets]]\nid = 'acme-deploy-token'\nkeywords = ['acmedt_']\n\
          pattern = 'ACMEDT_[A-Za-z0-9]{24}'\nmin_entropy = 3.0\n",
     )
     .unwrap();
-    let out = w
-        .cmd()
-        .env("TANDEM_RULES", &rules)
-        .args([
-            "ask",
-            "--agent",
-            "lb",
-            "--max-tokens",
-            "8",
-            "--policy",
-            "performance",
-            "Why does ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF fail with HTTP 403 on deploy?",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    w.ok(&[
+        "ask",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "--policy",
+        "performance",
+        "Why does ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF fail with HTTP 403 on deploy?",
+    ]);
     let got = w.received();
     assert_eq!(got.len(), 1, "the question went to the cloud");
     assert!(got[0].contains("403"), "{}", got[0]);
