@@ -148,6 +148,11 @@ def run(app, lb):
 
     # 4. Pause cloud: the same kind of question stays on this device.
     js("document.querySelector('#pause-cloud').click()")
+    # The switch reaches the app through IPC; ask once it has taken effect (it writes the shared
+    # pause file), or the question can be planned for the cloud a moment before and only the
+    # egress guard stops it (safe, but not what this step checks). CI flake, 2026-12-03.
+    wait_for("the pause to take effect", lambda: os.path.exists(os.path.join(data, "config", "cloud-paused")),
+             timeout=10, every=0.1)
     js("document.querySelector('#prompt').value=arguments[0];document.querySelector('#ask-form').requestSubmit()",
        "Prove mathematically that there are infinitely many primes, step by step, with a rigorous multi-step argument.")
     wait_for("the paused answer", finished)
