@@ -5,7 +5,8 @@
 //! label — has its parts separated by the layout itself, and labelled data (presidio-research's
 //! letter templates) marks them part by part ("20789" | "Allika 46" | "Suite 501" | "62488"):
 //! one whole span matches none of those parts. Reporting the lines lets either granularity
-//! overlap. What lies between the parts (a city or country word) is left to the entity step,
+//! overlap. An address merely wrapped over lines ("Kaster\n, VWV\n 04494": a line opens with
+//! the comma of the line before) is one address, reported whole. What lies between the parts (a city or country word) is left to the entity step,
 //! which masks names in such material anyway.
 
 use super::types::Candidate;
@@ -19,6 +20,13 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
     let mut out = Vec::with_capacity(kept.len() + 4);
     for c in kept {
         if c.label != "STREET_ADDRESS" {
+            out.push(c);
+            continue;
+        }
+        if continued_lines(&text[c.start..c.end]) {
+            // One address wrapped over lines ("Toronto\n, ON\n Canada 27539"): a line that
+            // opens with the comma of the line before continues it, so the block is one
+            // address written small, not a header laid out part by part.
             out.push(c);
             continue;
         }
@@ -55,6 +63,11 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
         }
     }
     out
+}
+
+/// Some line after the first opens with a comma (after spaces).
+fn continued_lines(addr: &str) -> bool {
+    addr.split('\n').skip(1).any(|l| l.trim_start().starts_with(','))
 }
 
 /// Only spaces and quote markers ("> ", "??? " where a mailer lost them) before `at` on its line.
@@ -151,6 +164,12 @@ mod tests {
         assert_eq!(
             addr(inline, "1987 74 Diakou Street\n Suite 680\n Kissousa"),
             ["1987", "74 Diakou Street\n Suite 680\n Kissousa"]
+        );
+        // Wrapped, not laid out: a line opening with the comma of the line before.
+        let wrapped = "Address:\n87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494.";
+        assert_eq!(
+            addr(wrapped, "87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"),
+            ["87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"]
         );
         let plain = "The office is at 1600 Pennsylvania Avenue, Washington.";
         assert_eq!(
