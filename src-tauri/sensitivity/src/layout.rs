@@ -67,7 +67,9 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
 
 /// Some line after the first opens with a comma (after spaces).
 fn continued_lines(addr: &str) -> bool {
-    addr.split('\n').skip(1).any(|l| l.trim_start().starts_with(','))
+    addr.split('\n')
+        .skip(1)
+        .any(|l| l.trim_start().starts_with(','))
 }
 
 /// Only spaces and quote markers ("> ", "??? " where a mailer lost them) before `at` on its line.
@@ -168,7 +170,10 @@ mod tests {
         // Wrapped, not laid out: a line opening with the comma of the line before.
         let wrapped = "Address:\n87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494.";
         assert_eq!(
-            addr(wrapped, "87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"),
+            addr(
+                wrapped,
+                "87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"
+            ),
             ["87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"]
         );
         let plain = "The office is at 1600 Pennsylvania Avenue, Washington.";

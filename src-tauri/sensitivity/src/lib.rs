@@ -306,7 +306,18 @@ impl Scanner {
                     for mut c in found {
                         c.start += s;
                         c.end += s;
-                        if NER_LABELS.contains(&c.label) && !code_like_name(text, &c, code_text) {
+                        if !NER_LABELS.contains(&c.label) || code_like_name(text, &c, code_text) {
+                            continue;
+                        }
+                        if c.label == "PERSON" {
+                            for (a, b) in person::model_name_parts(text, c.start, c.end) {
+                                cands.push(Candidate {
+                                    start: a,
+                                    end: b,
+                                    ..c.clone()
+                                });
+                            }
+                        } else {
                             cands.push(c);
                         }
                     }

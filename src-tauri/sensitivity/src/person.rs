@@ -139,6 +139,59 @@ impl Recognizer for NameListRecognizer {
     }
 }
 
+/// The parts of a name the names model reported that are names: it runs on into the verbs
+/// and nouns around a name ("Zak shouted", "cormac had given cormac", "songwriter Jarmila
+/// Chloupková") and reads lone everyday words as names ("by helicopter", "satanic felines").
+/// A lower-case word the dictionary knows only as a word (not also as a proper noun, like
+/// "mark" or "rose"), and that is no name particle or known name, ends a part; parts of such
+/// words alone are dropped. Byte ranges within `s..e`.
+pub(crate) fn model_name_parts(text: &str, s: usize, e: usize) -> Vec<(usize, usize)> {
+    let Some(dict) = super::words::CommonWords::system() else {
+        return vec![(s, e)];
+    };
+    let lex = super::quasi::lexicon();
+    let names = name_list();
+    let breaker = |w: &str| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        w.chars().next().is_some_and(char::is_lowercase)
+            && w.chars().count() >= 2
+            && !lex.particles.contains(&w)
+            && dict.knows(w)
+            && !dict.knows_name(w)
+            && !names.contains(capitalised(w).as_str())
+    };
+    let mut parts = Vec::new();
+    let mut part: Option<(usize, usize)> = None;
+    let mut broke = false;
+    let span = &text[s..e];
+    let mut at = 0;
+    for w in span.split_whitespace() {
+        let ws = s + at + span[at..].find(w).unwrap_or(0);
+        let we = ws + w.len();
+        at = we - s;
+        if breaker(w) {
+            broke = true;
+            parts.extend(part.take());
+        } else {
+            part = Some(part.map_or((ws, we), |(a, _)| (a, we)));
+        }
+    }
+    parts.extend(part);
+    if !broke {
+        return vec![(s, e)];
+    }
+    // A part of initials or punctuation alone is no name.
+    parts.retain(|&(a, b)| text[a..b].chars().filter(|c| c.is_alphabetic()).count() >= 2);
+    parts
+}
+
+fn capitalised(w: &str) -> String {
+    let mut c = w.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 /// End of a capitalised word at `i` (letters, marks, inner `-'’`); `None` if it is not one or
 /// is all capitals (an acronym).
 fn cap_word(text: &str, i: usize) -> Option<usize> {
@@ -359,5 +412,40 @@ mod tests {
         );
         // Without a name seen in it, a capitalised run with an initial is left alone.
         assert!(names("See Section A. Smith", vec![]).is_empty());
+    }
+
+    #[test]
+    fn the_models_names_stop_at_everyday_words() {
+        if super::super::words::CommonWords::system().is_none() {
+            eprintln!("skipped: no system word list");
+            return;
+        }
+        let parts = |t: &str, span: &str| -> Vec<String> {
+            let s = t.find(span).unwrap();
+            model_name_parts(t, s, s + span.len())
+                .into_iter()
+                .map(|(a, b)| t[a..b].to_string())
+                .collect()
+        };
+        let t = "Zak shouted at Scott.";
+        assert_eq!(parts(t, "Zak shouted"), ["Zak"]);
+        let t = "cormac had given cormac his address";
+        assert_eq!(parts(t, "cormac had given cormac"), ["cormac", "cormac"]);
+        assert!(parts("made greater by a mandolin coda", "mandolin coda").is_empty());
+        let t = "songwriter Jarmila Chloupková employs";
+        assert_eq!(
+            parts(t, "songwriter Jarmila Chloupková"),
+            ["Jarmila Chloupková"]
+        );
+        // Names that are also words, particles and initials stay.
+        assert_eq!(parts("ask mark", "mark"), ["mark"]);
+        assert_eq!(
+            parts("Ludwig van Beethoven", "Ludwig van Beethoven"),
+            ["Ludwig van Beethoven"]
+        );
+        assert_eq!(
+            parts("with benjamin a seiler", "benjamin a seiler"),
+            ["benjamin a seiler"]
+        );
     }
 }
