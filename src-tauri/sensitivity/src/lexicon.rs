@@ -215,6 +215,12 @@ mod tests {
             "mental health"
         );
         assert!(labels("How does mental health care work in Canada?").is_empty());
+        // What someone pays for insurance is their finances; the word alone is a topic.
+        assert_eq!(
+            labels("Her premium was adjusted to reflect these changes")[0].1,
+            "premium"
+        );
+        assert!(labels("What is an insurance premium?").is_empty());
     }
 
     #[test]
