@@ -81,6 +81,12 @@ pub fn shape(prompt: &str) -> Option<Shape> {
 /// Instructions for a worked problem: short reasoning, then the line the confidence is read
 /// from.
 const WORKED_SYSTEM: &str = "Solve the problem. Reason briefly, step by step, then write the final answer on its own last line as \"Answer: <number>\".";
+/// A short question wants a short answer: the attempt is read on its first tokens, and every
+/// token the small model adds after the fact costs the user ~0.1 s (measured: unprompted, the
+/// 1.5B model wrote 60–120 tokens to questions like "Where is Betelgeuse?").
+const FACT_SYSTEM: &str = "Answer the question directly, in one short sentence.";
+/// Tokens a short answer gets; a sentence is far shorter.
+const FACT_MAX_TOKENS: usize = 64;
 const CHOICE_SYSTEM: &str =
     "Answer the multiple-choice question with the letter of the correct option only.";
 
@@ -93,7 +99,7 @@ pub fn request(shape: &Shape, messages: Vec<ChatMessage>, max_tokens: usize) -> 
     let (system, max_tokens, logprobs) = match shape {
         Shape::Choice { .. } => (Some(CHOICE_SYSTEM), 1, CHOICE_ALTERNATIVES),
         Shape::Worked => (Some(WORKED_SYSTEM), max_tokens.max(384), 1),
-        Shape::Fact => (None, max_tokens, 1),
+        Shape::Fact => (Some(FACT_SYSTEM), max_tokens.min(FACT_MAX_TOKENS), 1),
     };
     let mut all = Vec::with_capacity(messages.len() + 1);
     if let Some(s) = system {
@@ -261,12 +267,17 @@ fn letter_of(tok: &str) -> Option<char> {
 ///   right from wrong at AUC 0.57-0.64 (the final number's probability, the whole reasoning's
 ///   geometric mean, its lowest tokens), while an attempt costs ~43 s on this machine before
 ///   the cloud could start: they go as planned, and only `tandem answer --local` reports it;
-/// - short facts have no labelled set: the multiple-choice figure, not a measurement.
+/// - short facts: 0.80 on the 96 dev MMLU questions whose stem is a short question with a
+///   short gold answer, asked without their options (2026-12-03; the model's one-sentence
+///   answer counts as right when it contains the gold words): the model was right on 17%,
+///   its confidence told right from wrong at AUC 0.61; 0.80 sends 77% of them to the cloud and
+///   recovers 77% of the gap (the old 0.45 kept 84% of these mostly wrong answers), while 8 of
+///   8 everyday facts ("capital of Italy", "who wrote Hamlet") scored 0.84-0.96 and stay local.
 pub fn threshold(shape: &Shape) -> Option<f64> {
     match shape {
         Shape::Choice { .. } => Some(0.45),
         Shape::Worked => None,
-        Shape::Fact => Some(0.45),
+        Shape::Fact => Some(0.80),
     }
 }
 
@@ -280,6 +291,19 @@ mod tests {
             p,
             top: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_short_question_is_asked_for_a_short_answer() {
+        let r = request(
+            &Shape::Fact,
+            vec![ChatMessage::new(crate::cloud::Role::User, "Where is Betelgeuse?")],
+            512,
+        );
+        assert_eq!(r.max_tokens, FACT_MAX_TOKENS);
+        assert_eq!(r.messages.len(), 2);
+        assert_eq!(r.messages[0].content, FACT_SYSTEM);
+        assert_eq!(threshold(&Shape::Fact), Some(0.80));
     }
 
     #[test]
