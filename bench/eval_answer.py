@@ -11,7 +11,11 @@ answers: dev MMLU (gold letter in `answer`) and dev GSM8K (`final_answer`).
    loopback provider standing for the strong model (it records every request): checks that the
    shipped thresholds do in a real run what step 1 predicts, and that kept rows send nothing.
 
-    python3 bench/eval_answer.py [--model NAME] [--mmlu N] [--gsm8k N] [--routed N] [TANDEM_BIN]
+    python3 bench/eval_answer.py [--model NAME] [--mmlu N] [--gsm8k N] [--facts N] [--routed N] [TANDEM_BIN]
+
+`--facts N` (0: skip) calibrates short factual questions: dev MMLU rows whose stem is a short
+question with a short gold option, asked without the options; the local one-sentence answer
+counts as right when it holds the gold option's words.
 
 Rows are sampled by a hash of their id (the same rows every run). Prints the curve; `--json F`
 writes the figures.
@@ -26,6 +30,7 @@ ap.add_argument("tandem", nargs="?", default=os.path.join(os.environ.get("CARGO_
 ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
 ap.add_argument("--mmlu", type=int, default=60)
 ap.add_argument("--gsm8k", type=int, default=20)
+ap.add_argument("--facts", type=int, default=0, help="short factual questions (MMLU stems without options)")
 ap.add_argument("--routed", type=int, default=16, help="rows of each set for the routed run (0: skip)")
 ap.add_argument("--eval-dir", default=str(root.parent / "shared/eval/dev"))
 ap.add_argument("--json")
@@ -43,13 +48,45 @@ mmlu = sample("routing_mmlu.jsonl", args.mmlu)
 gsm = sample("routing_gsm8k.jsonl", args.gsm8k)
 
 
+def fact_rows(n):
+    """Dev MMLU rows that read as a short question with a short answer once the options are
+    gone ("In 1926 the Harlem Globetrotters were formed in what city?" -> Chicago)."""
+    out = []
+    for r in sample("routing_mmlu.jsonl", 100_000):
+        stem, opts = [], {}
+        for line in r["question"].split("\n"):
+            m = re.match(r"^([A-J])\. (.*)$", line)
+            if m:
+                opts[m.group(1)] = m.group(2)
+            elif not opts:
+                stem.append(line)
+        q, gold = " ".join(stem).strip(), opts.get(r["answer"], "")
+        if not q.endswith("?") or len(q) > 300:
+            continue
+        if re.search(r"following|which of|statement|these|above|below|true|false|best|most likely|correct", q, re.I):
+            continue
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9 .'-]{0,30}", gold) or len(gold.split()) > 3:
+            continue
+        out.append({"id": r["id"] + "#fact", "question": q, "gold": gold, "strong_ok": r["strong_ok"]})
+    return out[:n]
+
+
+facts = fact_rows(args.facts) if args.facts else []
+
+
 def number(s):
     s = s.replace(",", "")
     nums = re.findall(r"-?\d+(?:\.\d+)?", s)
     return nums
 
 
+def words(s):
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", (s or "").lower()).split())
+
+
 def correct(row, text):
+    if "gold" in row:
+        return f" {words(row['gold'])} " in f" {words(text)} "
     if "answer" in row and row["id"].startswith("mmlu"):
         m = re.match(r"\s*([A-J])\b", text or "")
         return bool(m) and m.group(1) == row["answer"]
@@ -105,14 +142,22 @@ def curve(name, rows, res):
 
 
 figures = {"model": args.model}
-res_m, secs_m = answer(mmlu, ["--local"], env)
-print(f"MMLU --local: {secs_m:.0f} s ({secs_m / max(1, len(mmlu)):.1f} s a question)")
-figures["mmlu"] = curve("MMLU", mmlu, res_m)
-res_g, secs_g = answer(gsm, ["--local"], env)
-print(f"GSM8K --local: {secs_g:.0f} s ({secs_g / max(1, len(gsm)):.1f} s a question)")
-figures["gsm8k"] = curve("GSM8K", gsm, res_g)
+res_m, res_g = [], []
+if mmlu:
+    res_m, secs_m = answer(mmlu, ["--local"], env)
+    print(f"MMLU --local: {secs_m:.0f} s ({secs_m / max(1, len(mmlu)):.1f} s a question)")
+    figures["mmlu"] = curve("MMLU", mmlu, res_m)
+if gsm:
+    res_g, secs_g = answer(gsm, ["--local"], env)
+    print(f"GSM8K --local: {secs_g:.0f} s ({secs_g / max(1, len(gsm)):.1f} s a question)")
+    figures["gsm8k"] = curve("GSM8K", gsm, res_g)
 both_rows, both_res = mmlu + gsm, res_m + res_g
-figures["both"] = curve("MMLU + GSM8K", both_rows, both_res)
+if mmlu and gsm:
+    figures["both"] = curve("MMLU + GSM8K", both_rows, both_res)
+if facts:
+    res_f, secs_f = answer(facts, ["--local"], env)
+    print(f"short facts --local: {secs_f:.0f} s ({secs_f / len(facts):.1f} s a question)")
+    figures["facts"] = curve("short facts (MMLU stems, no options)", facts, res_f)
 
 
 class Provider(http.server.BaseHTTPRequestHandler):
