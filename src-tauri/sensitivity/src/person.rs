@@ -295,6 +295,17 @@ pub(crate) fn complete_names(text: &str, mut kept: Vec<Candidate>) -> Vec<Candid
             }
         }
     }
+    // Two names the model found with only an initial between them are one name, in any
+    // casing ("benjamin a seiler", "emidio p lombardo"): the capitalised pattern above cannot
+    // see lower-case ones.
+    let persons: Vec<&Candidate> = kept.iter().filter(|k| k.label == "PERSON").collect();
+    for w in persons.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a.end < b.start && initial_gap(&text[a.end..b.start]) && !add.contains(&(a.start, b.end))
+        {
+            add.push((a.start, b.end));
+        }
+    }
     if add.is_empty() {
         return kept;
     }
@@ -324,6 +335,16 @@ pub(crate) fn complete_names(text: &str, mut kept: Vec<Candidate>) -> Vec<Candid
     }
     kept.sort_by_key(|k| k.start);
     kept
+}
+
+/// " a ", " p. ": one letter, maybe with a period, between single spaces.
+fn initial_gap(gap: &str) -> bool {
+    let Some(inner) = gap.strip_prefix(' ').and_then(|g| g.strip_suffix(' ')) else {
+        return false;
+    };
+    let inner = inner.strip_suffix('.').unwrap_or(inner);
+    let mut c = inner.chars();
+    matches!((c.next(), c.next()), (Some(l), None) if l.is_alphabetic())
 }
 
 fn floor(text: &str, mut i: usize) -> usize {
@@ -412,6 +433,12 @@ mod tests {
         );
         // Without a name seen in it, a capitalised run with an initial is left alone.
         assert!(names("See Section A. Smith", vec![]).is_empty());
+        // Lower-case: two names the model found with an initial between them.
+        let t = "follow up with benjamin a seiler soon";
+        assert_eq!(
+            names(t, vec![person(t, "benjamin"), person(t, "seiler")]),
+            ["benjamin a seiler"]
+        );
     }
 
     #[test]

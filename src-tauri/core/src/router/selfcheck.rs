@@ -297,7 +297,10 @@ mod tests {
     fn a_short_question_is_asked_for_a_short_answer() {
         let r = request(
             &Shape::Fact,
-            vec![ChatMessage::new(crate::cloud::Role::User, "Where is Betelgeuse?")],
+            vec![ChatMessage::new(
+                crate::cloud::Role::User,
+                "Where is Betelgeuse?",
+            )],
             512,
         );
         assert_eq!(r.max_tokens, FACT_MAX_TOKENS);
