@@ -34,7 +34,14 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
             // In a sentence: one span, less a building number before a numbered street.
             let whole = &text[c.start..c.end];
             let first = whole.find(['\n', ',']).unwrap_or(whole.len());
-            match parts(&whole[..first]).as_slice() {
+            // "5850 Jana Nerudy 894 Apt. 417 ...": an address that goes on to its unit is
+            // written out whole, and reported whole.
+            let has_unit = whole[..first].split_whitespace().any(|w| {
+                super::quasi::lexicon()
+                    .line_unit_words
+                    .contains(&w.to_lowercase().as_str())
+            });
+            match if has_unit { Vec::new() } else { parts(&whole[..first]) }.as_slice() {
                 [(0, n), (rest, _)] => {
                     out.push(Candidate {
                         end: c.start + n,
@@ -175,6 +182,12 @@ mod tests {
                 "87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"
             ),
             ["87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494"]
+        );
+        // Inline and going on to its unit: written out whole, reported whole.
+        let unit = "I'll meet you at 12521 Belgrád rkp. 18. Apt. 417 Csipkerek Vas after lunch";
+        assert_eq!(
+            addr(unit, "12521 Belgrád rkp. 18. Apt. 417 Csipkerek Vas"),
+            ["12521 Belgrád rkp. 18. Apt. 417 Csipkerek Vas"]
         );
         let plain = "The office is at 1600 Pennsylvania Avenue, Washington.";
         assert_eq!(
