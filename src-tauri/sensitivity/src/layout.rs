@@ -6,8 +6,10 @@
 //! letter templates) marks them part by part ("20789" | "Allika 46" | "Suite 501" | "62488"):
 //! one whole span matches none of those parts. Reporting the lines lets either granularity
 //! overlap. An address merely wrapped over lines ("Kaster\n, VWV\n 04494": a line opens with
-//! the comma of the line before) is one address, reported whole. What lies between the parts (a city or country word) is left to the entity step,
-//! which masks names in such material anyway.
+//! the comma of the line before) is one address, reported whole; so is one in a sentence that
+//! goes on to its unit ("12521 Belgrád rkp. 18. Apt. 417"). What lies between the parts (a
+//! city or country word) is left to the entity step, which masks names in such material
+//! anyway.
 
 use super::types::Candidate;
 
@@ -31,17 +33,24 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
             continue;
         }
         if !text[c.start..c.end].contains('\n') || !starts_its_line(text, c.start) {
-            // In a sentence: one span, less a building number before a numbered street.
+            // In a sentence: one span, less a building number before a numbered street when
+            // the address stops there.
             let whole = &text[c.start..c.end];
             let first = whole.find(['\n', ',']).unwrap_or(whole.len());
-            // "5850 Jana Nerudy 894 Apt. 417 ...": an address that goes on to its unit is
-            // written out whole, and reported whole.
-            let has_unit = whole[..first].split_whitespace().any(|w| {
+            // "5850 Jana Nerudy 894 Apt. 417 ...": an address that goes on to its unit (on
+            // its line or the next) is written out whole, and reported whole.
+            let has_unit = whole.split_whitespace().any(|w| {
                 super::quasi::lexicon()
                     .line_unit_words
                     .contains(&w.to_lowercase().as_str())
             });
-            match if has_unit { Vec::new() } else { parts(&whole[..first]) }.as_slice() {
+            match if has_unit {
+                Vec::new()
+            } else {
+                parts(&whole[..first])
+            }
+            .as_slice()
+            {
                 [(0, n), (rest, _)] => {
                     out.push(Candidate {
                         end: c.start + n,
@@ -172,8 +181,11 @@ mod tests {
         let inline = "please send a new one to 1987 74 Diakou Street\n Suite 680\n Kissousa";
         assert_eq!(
             addr(inline, "1987 74 Diakou Street\n Suite 680\n Kissousa"),
-            ["1987", "74 Diakou Street\n Suite 680\n Kissousa"]
+            ["1987 74 Diakou Street\n Suite 680\n Kissousa"]
         );
+        // Without a unit, a building number before a numbered street is its own part.
+        let short = "Tosh Olsen lives at 172 Maneeži 75";
+        assert_eq!(addr(short, "172 Maneeži 75"), ["172", "Maneeži 75"]);
         // Wrapped, not laid out: a line opening with the comma of the line before.
         let wrapped = "Address:\n87645 22 Talga Court Apt. 331\nKaster\n, VWV\n 04494.";
         assert_eq!(
