@@ -44,13 +44,12 @@ pub(crate) fn split_address_blocks(text: &str, kept: Vec<Candidate>) -> Vec<Cand
                     .line_unit_words
                     .contains(&w.to_lowercase().as_str())
             });
-            match if has_unit {
+            let split = if has_unit {
                 Vec::new()
             } else {
                 parts(&whole[..first])
-            }
-            .as_slice()
-            {
+            };
+            match split.as_slice() {
                 [(0, n), (rest, _)] => {
                     out.push(Candidate {
                         end: c.start + n,
