@@ -82,7 +82,15 @@ impl World {
 
     /// `tandem ask --agent lb --max-tokens 8 PROMPT`, insisting on success.
     fn ask(&self, prompt: &str) -> (String, String) {
-        self.ok(&["ask", "--agent", "lb", "--max-tokens", "8", prompt])
+        self.ask_with(&[], prompt)
+    }
+
+    /// `tandem ask --agent lb --max-tokens 8 EXTRA... PROMPT`, insisting on success.
+    fn ask_with(&self, extra: &[&str], prompt: &str) -> (String, String) {
+        let mut args = vec!["ask", "--agent", "lb", "--max-tokens", "8"];
+        args.extend_from_slice(extra);
+        args.push(prompt);
+        self.ok(&args)
     }
 
     /// The official MCP client script driving `tandem mcp` in this world's environment.
@@ -236,16 +244,10 @@ fn a_users_own_secret_format_never_leaves() {
          pattern = 'ACMEDT_[A-Za-z0-9]{24}'\nmin_entropy = 3.0\n",
     )
     .unwrap();
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "--policy",
-        "performance",
+    w.ask_with(
+        &["--policy", "performance"],
         "Why does ACMEDT_q8Zr2LkP0wXv7NbT4sYc1HdF fail with HTTP 403 on deploy?",
-    ]);
+    );
     let got = w.received();
     assert_eq!(got.len(), 1, "the question went to the cloud");
     assert!(got[0].contains("403"), "{}", got[0]);
@@ -272,6 +274,31 @@ fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_ow
     );
 }
 
+/// With the names model on: names leave as placeholders while the everyday words the model
+/// runs on into ("Zak shouted") still go, so the task stays readable. Mutation-checked: with
+/// `person::model_name_parts` returning the model's whole span, "shouted" is masked too.
+#[test]
+fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() {
+    let w = World::new();
+    let out = w
+        .cmd()
+        .env_remove("TANDEM_NER")
+        .args(["ask", "--agent", "lb", "--max-tokens", "8"])
+        .arg("Zak shouted at Scott during the picnic. Draft a short apology Zak can send him.")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("shouted at [PERSON_"), "{}", got[0]);
+    assert!(got[0].contains("Draft a short apology"), "{}", got[0]);
+    w.assert_never_sent(&["Zak", "Scott"]);
+}
+
 /// An attached tool export (one note per JSON record): a named person's health note leaves
 /// the device in no part, not even its sentences without a health word; the other note and the
 /// task still go. Mutation-checked with `keep_quoted_records_whole` disabled.
@@ -287,16 +314,10 @@ fn a_private_note_in_an_attached_export_stays_local_as_a_whole() {
          \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}",
     )
     .unwrap();
-    w.ok(&[
-        "ask",
-        "--agent",
-        "lb",
-        "--max-tokens",
-        "8",
-        "--attach",
-        export.to_str().unwrap(),
+    w.ask_with(
+        &["--attach", export.to_str().unwrap()],
         "Draft a short friendly reply to the group about this week.",
-    ]);
+    );
     let got = w.received();
     assert_eq!(got.len(), 1, "the task went to the cloud");
     assert!(
