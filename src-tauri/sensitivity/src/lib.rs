@@ -285,41 +285,64 @@ impl Scanner {
         self.user.find(text, &mut cands);
         let mut kept = resolve(text, cands, self.threshold, &self.user);
         // NER costs milliseconds: run it only on the sentences the rules have not already kept
-        // local (consecutive ones in one call, since each call has a fixed cost), judged on
-        // what survived resolution (an allow-listed or out-scored term does not count).
+        // local and that hold a name in doubt (`undecided_runs`), judged on what survived
+        // resolution (an allow-listed or out-scored term does not count). The runs are read in
+        // one call, blank-line separated, since each call has a fixed cost (~4 ms).
         let mut ner_ran = false;
         if let Some(ner) = &self.ner {
             if provenance != Provenance::SensitiveSource {
                 let mut cands = Vec::new();
+                // (start in `joined`, end in `joined`, start in `text`, reads as code)
+                let mut segments: Vec<(usize, usize, usize, bool)> = Vec::new();
+                let mut joined = String::new();
                 for (s, e) in undecided_runs(text, &kept, self.threshold) {
                     let piece = &text[s..e];
                     if !piece.chars().any(char::is_alphabetic) {
                         continue;
                     }
-                    let mut found = Vec::new();
-                    ner.find(piece, &mut found);
+                    if !joined.is_empty() {
+                        joined.push_str("\n\n");
+                    }
+                    segments.push((
+                        joined.len(),
+                        joined.len() + piece.len(),
+                        s,
+                        code_like_text(piece),
+                    ));
+                    joined.push_str(piece);
+                }
+                let mut found = Vec::new();
+                if !segments.is_empty() {
+                    ner.find(&joined, &mut found);
                     ner_ran = true;
-                    let code_text = code_like_text(piece);
-                    // The model's structured labels (phones, IDs, accounts) misfire on about half
-                    // of the look-alike rows in development data; validated rules own those.
-                    // Keep what only the model can find.
-                    for mut c in found {
-                        c.start += s;
-                        c.end += s;
-                        if !NER_LABELS.contains(&c.label) || code_like_name(text, &c, code_text) {
-                            continue;
+                }
+                // The model's structured labels (phones, IDs, accounts) misfire on about half
+                // of the look-alike rows in development data; validated rules own those.
+                // Keep what only the model can find.
+                for mut c in found {
+                    let i = segments.partition_point(|g| g.1 <= c.start);
+                    let Some(&(js, je, s, code_text)) = segments.get(i) else {
+                        continue;
+                    };
+                    // Nothing the model joins across two runs is one finding.
+                    let end = c.end.min(je);
+                    if c.start < js || end <= c.start {
+                        continue;
+                    }
+                    (c.start, c.end) = (c.start - js + s, end - js + s);
+                    if !NER_LABELS.contains(&c.label) || code_like_name(text, &c, code_text) {
+                        continue;
+                    }
+                    if c.label == "PERSON" {
+                        for (a, b) in person::model_name_parts(text, c.start, c.end) {
+                            cands.push(Candidate {
+                                start: a,
+                                end: b,
+                                ..c.clone()
+                            });
                         }
-                        if c.label == "PERSON" {
-                            for (a, b) in person::model_name_parts(text, c.start, c.end) {
-                                cands.push(Candidate {
-                                    start: a,
-                                    end: b,
-                                    ..c.clone()
-                                });
-                            }
-                        } else {
-                            cands.push(c);
-                        }
+                    } else {
+                        cands.push(c);
                     }
                 }
                 if !cands.is_empty() {
@@ -389,26 +412,43 @@ impl Scanner {
     }
 }
 
-/// Byte ranges of runs of consecutive sentences holding no content finding (those sentences
-/// are `local_only` already, so the NER model has nothing to decide there).
+/// Byte ranges of runs of consecutive sentences the NER model has something to decide in: no
+/// content finding (those sentences are `local_only` already), and a name or address in doubt
+/// (`person::names_in_doubt`: a sentence of everyday words holds none), or short and wholly
+/// within `NER_CONTEXT` bytes of one that does, as the model's context (an address's "Apt. 050"
+/// line between its street and its town; a whole sentence of prose carries its own).
 fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize, usize)> {
     let mut content: Vec<(usize, usize)> = cands
         .iter()
         .filter(|c| c.score >= threshold && is_content(c.label))
         .map(|c| (c.start, c.end))
         .collect();
-    if content.is_empty() {
-        return vec![(0, text.len())];
-    }
     content.sort_unstable();
+    let bounds = sentences::sentence_bounds(text);
+    let doubt: Vec<(usize, usize)> = bounds
+        .iter()
+        .copied()
+        .filter(|&(s, e)| person::names_in_doubt(&text[s..e]))
+        .collect();
     let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut k = 0;
-    for (s, e) in sentences::sentence_bounds(text) {
+    let (mut k, mut d) = (0, 0);
+    for &(s, e) in &bounds {
         while k < content.len() && content[k].1 <= s {
             k += 1;
         }
+        while d < doubt.len() && doubt[d].1 + NER_CONTEXT <= s {
+            d += 1;
+        }
         let local = k < content.len() && content[k].0 < e;
-        if local {
+        // In doubt itself, or short enough to lie wholly within the context of one that is.
+        let near_doubt =
+            doubt[d..]
+                .iter()
+                .take_while(|x| x.0 < e + NER_CONTEXT)
+                .any(|&(ds, de)| {
+                    (ds < e && s < de) || (s + NER_CONTEXT >= ds && e <= de + NER_CONTEXT)
+                });
+        if local || !near_doubt {
             continue;
         }
         match runs.last_mut() {
@@ -418,6 +458,9 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
     }
     runs
 }
+
+/// How far (bytes) around a sentence in doubt the NER model also reads, for context.
+const NER_CONTEXT: usize = 64;
 
 /// Text that reads as code or config rather than prose: few words, or dense code punctuation.
 fn code_like_text(text: &str) -> bool {
@@ -774,6 +817,46 @@ pub fn load_with_hint(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names model's seam, recording what it is asked to read.
+    struct Reads(std::sync::Mutex<Vec<String>>);
+    impl Recognizer for Reads {
+        fn name(&self) -> &'static str {
+            "ner"
+        }
+        fn find(&self, text: &str, _: &mut Vec<Candidate>) {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+    }
+
+    #[test]
+    fn the_names_model_reads_only_near_a_name_in_doubt() {
+        if words::CommonWords::system().is_none() {
+            eprintln!("skipped: no system word list");
+            return;
+        }
+        let reads = Arc::new(Reads(Default::default()));
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(reads.clone());
+        let everyday =
+            "The committee reviewed the quarterly figures and agreed to revisit the budget. \
+            Please keep the tone friendly but precise, and avoid jargon where possible. ";
+        let r = scanner.scan(&everyday.repeat(3));
+        assert!(!r.ner_ran && reads.0.lock().unwrap().is_empty());
+
+        let text = format!(
+            "{}We met Mark at the garden. {}",
+            everyday.repeat(2),
+            everyday
+        );
+        let r = scanner.scan(&text);
+        assert!(r.ner_ran);
+        let seen = reads.0.lock().unwrap().concat();
+        assert!(seen.contains("We met Mark at the garden."), "{seen}");
+        // The sentences next to it go along as context; the far ones are not read.
+        assert!(seen.len() < text.len() / 2, "{seen}");
+    }
 
     /// What the scanner reports is what the registry (and so the app and the masking rules)
     /// knows: every label, with its tier. Mutation-checked: a registry tier changed fails here.

@@ -139,6 +139,77 @@ impl Recognizer for NameListRecognizer {
     }
 }
 
+/// Whether the names model could find in `sentence` a name or address the rules cannot judge
+/// alone — the "doubt" that earns its milliseconds. A sentence of everyday words in ordinary
+/// casing holds none: "Please keep the tone friendly." In doubt: a capitalised word past the
+/// first ("met Mark"); a first word that is no everyday word or that the dictionary also spells
+/// as a proper noun ("Mark called", "Zak shouted"); a word the dictionary does not know ("i met
+/// zak"); in a sentence written without capitals, a word that is also a proper noun ("met mark
+/// at the garden"); a number beside a street-type word ("12 baker street"). Without a word list
+/// everything is in doubt.
+pub(crate) fn names_in_doubt(sentence: &str) -> bool {
+    let Some(dict) = super::words::CommonWords::system() else {
+        return true;
+    };
+    let names = name_list();
+    let mut first: Option<bool> = None; // Some(capitalised) once the first word is read
+    let (mut digits, mut street) = (false, false);
+    let lex = super::quasi::lexicon();
+    let words: Vec<&str> = sentence
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '’'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let number = |i: usize| {
+        words
+            .get(i)
+            .is_some_and(|w| w.bytes().any(|b| b.is_ascii_digit()))
+    };
+    for (i, &w) in words.iter().enumerate() {
+        if number(i) {
+            digits = true;
+            first.get_or_insert(true);
+            continue;
+        }
+        let upper = w.chars().next().is_some_and(char::is_uppercase);
+        // "I", weekdays and the month of a date ("12 March") are capitalised without naming anyone.
+        let pronoun = w == "I"
+            || w.starts_with("I'")
+            || w.starts_with("I’")
+            || lex.weekday_names.contains(&w)
+            || (lex.month_names.contains(&w) && (number(i + 1) || (i > 0 && number(i - 1))));
+        match first {
+            None => {
+                first = Some(upper);
+                if upper && !pronoun && (!dict.knows(w) || dict.knows_name(w) || names.contains(w))
+                {
+                    return true;
+                }
+            }
+            Some(cased) => {
+                if upper && !pronoun {
+                    return true;
+                }
+                // (Single letters and two-letter words are dictionary entries as letters and
+                // symbols: "A", "On".)
+                if !cased && w.len() > 2 && dict.knows_name(w) {
+                    return true;
+                }
+            }
+        }
+        if !upper && !dict.knows(w) {
+            return true;
+        }
+        if !street {
+            let lower = w.to_lowercase();
+            street |= [lex.street_before, lex.street_after, lex.street_after_lower]
+                .iter()
+                .any(|l| l.contains(&lower.as_str()));
+        }
+    }
+    digits && street
+}
+
 /// The parts of a name the names model reported that are names: it runs on into the verbs
 /// and nouns around a name ("Zak shouted", "cormac had given cormac", "songwriter Jarmila
 /// Chloupková") and reads lone everyday words as names ("by helicopter", "satanic felines").
@@ -439,6 +510,34 @@ mod tests {
             names(t, vec![person(t, "benjamin"), person(t, "seiler")]),
             ["benjamin a seiler"]
         );
+    }
+
+    #[test]
+    fn only_sentences_with_a_name_or_address_in_doubt_need_the_names_model() {
+        if super::super::words::CommonWords::system().is_none() {
+            eprintln!("skipped: no system word list");
+            return;
+        }
+        for plain in [
+            "Please keep the tone friendly but precise, and avoid jargon where possible.",
+            "The committee reviewed the figures on 12 March and agreed to revisit the budget.",
+            "I think we should summarise the findings before the meeting.",
+            "the draft still needs a section on risks and costs",
+        ] {
+            assert!(!names_in_doubt(plain), "{plain}");
+        }
+        for doubtful in [
+            "We met Mark at the garden.",     // capitalised past the first word
+            "Mark called about the lease.",   // a first word that is also a proper noun
+            "Zak shouted at the driver.",     // a first word no dictionary knows
+            "i met zak at the garden",        // an unknown word in lower case
+            "i met mark at the garden",       // no capitals: a word that is also a name
+            "she lives at 12 baker street",   // a number beside a street-type word
+            "Ich wohne in der Hauptstraße 5", // words the list does not know
+            "我住在北京",                     // any script without case
+        ] {
+            assert!(names_in_doubt(doubtful), "{doubtful}");
+        }
     }
 
     #[test]
