@@ -75,6 +75,17 @@ fn personal_context(text: &str, start: usize, end: usize) -> bool {
             .any(|c| before.contains(c.as_str()) || after.contains(c.as_str()))
 }
 
+/// The detector of a content term found with no personal context around it.
+pub(crate) const BARE: &str = "lexicon-bare";
+
+fn is_weak(term: &str) -> bool {
+    data()
+        .context
+        .weak_finance
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case(term))
+}
+
 pub struct LexiconRecognizer {
     matcher: AhoCorasick,
     /// Label and tier per pattern index.
@@ -131,23 +142,24 @@ impl Recognizer for LexiconRecognizer {
                         .bytes()
                         .chain(after.bytes())
                         .any(|b| b.is_ascii_digit());
-                let weak = ctx
-                    .weak_finance
-                    .iter()
-                    .any(|w| w.eq_ignore_ascii_case(&text[s..e]));
+                let weak = is_weak(&text[s..e]);
                 if amount {
                     score += 0.15;
                 } else if weak {
                     score = 0.3;
                 }
             }
+            // A term with no personal context nearby is reported under its own detector, below
+            // the threshold: in a request that is personal as a whole it counts (`Scanner::
+            // scan_request`); a weak finance word ("bank", "loan") never does by itself.
+            let bare = !personal && !(label == "FINANCIAL_SITUATION" && is_weak(&text[s..e]));
             out.push(Candidate {
                 start: s,
                 end: e,
                 label,
                 tier,
                 score: score.min(1.0),
-                detector: "lexicon",
+                detector: if bare { BARE } else { "lexicon" },
             });
         }
     }

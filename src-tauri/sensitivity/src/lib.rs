@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 
 pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{
-    apply, decide, entity_spans, fragments, masks_entities, reads_personal, redact, redact_report,
-    unknown_word_spans, Decided, Decision, Decisions, Fragment, Redaction,
+    apply, decide, decide_material, entity_spans, fragments, masks_entities, reads_personal,
+    redact, redact_report, unknown_word_spans, Decided, Decision, Decisions, Fragment, Redaction,
 };
 pub use secrets::{Check as SecretCheck, SecretRule};
 pub use types::{Candidate, Recognizer, Tier};
@@ -265,10 +265,18 @@ impl Scanner {
     /// Scans `text` as detection reads it (`normalize::fold`: invisible characters removed,
     /// every space, dash and digit folded, NFKC); spans are in `text`'s own code points.
     pub fn scan_with(&self, text: &str, provenance: Provenance) -> ScanReport {
+        self.scan_request(text, provenance, false)
+    }
+
+    /// `scan_with` for a text that belongs to a request that is personal as a whole (the
+    /// user's own material, `reads_personal`): a health, money or legal term counts there
+    /// without a personal word beside it ("the panel recommended a salary increase of 12%" in
+    /// notes the user attached), since the request already says whose it is.
+    pub fn scan_request(&self, text: &str, provenance: Provenance, personal: bool) -> ScanReport {
         match normalize::fold(text) {
-            None => self.scan_plain(text, provenance),
+            None => self.scan_plain(text, provenance, personal),
             Some(f) => {
-                let mut r = self.scan_plain(&f.text, provenance);
+                let mut r = self.scan_plain(&f.text, provenance, personal);
                 for s in &mut r.spans {
                     (s.start, s.end) = f.to_original(s.start, s.end);
                 }
@@ -277,12 +285,17 @@ impl Scanner {
         }
     }
 
-    fn scan_plain(&self, text: &str, provenance: Provenance) -> ScanReport {
+    fn scan_plain(&self, text: &str, provenance: Provenance, personal: bool) -> ScanReport {
         let mut cands = Vec::new();
         for r in &self.rules {
             r.find(text, &mut cands);
         }
         self.user.find(text, &mut cands);
+        if personal {
+            for c in cands.iter_mut().filter(|c| c.detector == lexicon::BARE) {
+                (c.score, c.detector) = (c.score.max(PERSONAL_TERM), "lexicon");
+            }
+        }
         let mut kept = resolve(text, cands, self.threshold, &self.user);
         // NER costs milliseconds: run it only on the sentences the rules have not already kept
         // local and that hold a name in doubt (`undecided_runs`), judged on what survived
@@ -458,6 +471,9 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
     }
     runs
 }
+
+/// A content term's score in a personal request (as with a personal word beside it).
+const PERSONAL_TERM: f32 = 0.75;
 
 /// How far (bytes) around a sentence in doubt the NER model also reads, for context.
 const NER_CONTEXT: usize = 64;
@@ -827,6 +843,25 @@ mod tests {
         fn find(&self, text: &str, _: &mut Vec<Candidate>) {
             self.0.lock().unwrap().push(text.to_string());
         }
+    }
+
+    #[test]
+    fn content_terms_count_without_a_personal_word_in_a_personal_request() {
+        let scanner = Scanner::rules_only(&UserRules::default()).unwrap();
+        let labels = |text: &str, personal: bool| -> Vec<String> {
+            scanner
+                .scan_request(text, Provenance::Content, personal)
+                .spans
+                .into_iter()
+                .map(|s| s.label)
+                .collect()
+        };
+        let t = "The panel has recommended a promotion with a salary increase of 12%.";
+        assert!(labels(t, false).is_empty(), "{:?}", labels(t, false));
+        assert_eq!(labels(t, true), ["FINANCIAL_SITUATION"]);
+        // A weak finance word is nobody's money by itself, in any request.
+        let t = "The savings office on the corner opens at nine.";
+        assert!(labels(t, true).is_empty(), "{:?}", labels(t, true));
     }
 
     #[test]

@@ -199,7 +199,20 @@ impl Decisions {
 /// Scans `text` and decides what of it may leave (`personal`: mask names, places, links and
 /// codes whatever the text reads like; policy private asks that). CPU work.
 pub fn decide(scanner: &Scanner, text: &str, provenance: Provenance, personal: bool) -> Decision {
-    let report = scanner.scan_with(text, provenance);
+    decide_material(scanner, text, provenance, personal, false)
+}
+
+/// `decide` for material the user brought to a personal request (`material`: an attachment
+/// of a request that reads as the user's own, `Scanner::scan_request`): its health, money and
+/// legal terms count without a personal word beside them.
+pub fn decide_material(
+    scanner: &Scanner,
+    text: &str,
+    provenance: Provenance,
+    personal: bool,
+    material: bool,
+) -> Decision {
+    let report = scanner.scan_request(text, provenance, material);
     decide_report(text, &report, provenance, personal)
 }
 

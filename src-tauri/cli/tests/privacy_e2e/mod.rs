@@ -299,6 +299,34 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
     w.assert_never_sent(&["Zak", "Scott"]);
 }
 
+/// "Personal" is decided over the whole request: notes attached to the user's own request
+/// keep a salary sentence that names no one on the device (in a public question the same
+/// words would go); the task and the other notes still go. Mutation-checked: with the plan's
+/// `material` flag forced off, the salary sentence is sent.
+#[test]
+fn money_in_notes_attached_to_a_personal_request_stays_local() {
+    let w = World::new();
+    let notes = w.path("notes.txt");
+    std::fs::write(
+        &notes,
+        "The review panel has recommended a promotion with a proposed salary increase of 12%, \
+         pending final approval.\n\nThe office kitchen gets a new coffee machine in March.\n",
+    )
+    .unwrap();
+    w.ask_with(
+        &["--attach", notes.to_str().unwrap()],
+        "Respond to the Slack message about the promotion process. My notes are attached.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(
+        got[0].contains("coffee machine"),
+        "the other note went: {}",
+        got[0]
+    );
+    w.assert_never_sent(&["salary increase", "12%", "review panel"]);
+}
+
 /// An attached tool export (one note per JSON record): a named person's health note leaves
 /// the device in no part, not even its sentences without a health word; the other note and the
 /// task still go. Mutation-checked with `keep_quoted_records_whole` disabled.

@@ -398,17 +398,20 @@ pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
 /// decision, kept in `decided` for the sanitizer to apply); returns (any maskable, any
 /// local-only, any public, reasons). Names, places, links and codes count as maskable where
 /// the text reads as personal (`masks_entities`), and everywhere under policy private
-/// (`strict`).
+/// (`strict`). `material`: an attachment of a request that is personal as a whole, where a
+/// health, money or legal term is someone's without a personal word beside it.
+#[allow(clippy::too_many_arguments)]
 fn classify(
     scanner: &Scanner,
     source: &str,
     text: &str,
     provenance: Provenance,
     strict: bool,
+    material: bool,
     out: &mut Vec<PlanFragment>,
     decided: &mut Vec<(String, sensitivity::Decision)>,
 ) -> (bool, bool, bool, Vec<String>) {
-    let decision = sensitivity::decide(scanner, text, provenance, strict);
+    let decision = sensitivity::decide_material(scanner, text, provenance, strict, material);
     // Policy private without a word list: nothing can be cleared to leave. (Such a plan never
     // reaches the sanitizer: under policy private anything maskable stays local.)
     let no_words = strict && sensitivity::CommonWords::system().is_none();
@@ -491,12 +494,14 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     let mut decided = Vec::new();
     let mut reasons = Vec::new();
     let strict = task.policy == Policy::Private;
+    let personal_request = sensitivity::reads_personal(&task.prompt);
     let (p_mask, p_local_only, p_public, prompt_reasons) = classify(
         scanner,
         "prompt",
         &task.prompt,
         Provenance::Content,
         strict,
+        false,
         &mut fragments,
         &mut decided,
     );
@@ -508,12 +513,17 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         } else {
             Provenance::Content
         };
+        // Whether the request is personal is decided over the whole request: material
+        // attached to the user's own request ("respond to Maria about the promotion; my notes
+        // are attached") is someone's even where a sentence names no one.
+        let material = personal_request || sensitivity::reads_personal(&a.text);
         let (m, l, _, _) = classify(
             scanner,
             &a.name,
             &a.text,
             prov,
             strict,
+            material,
             &mut fragments,
             &mut decided,
         );
@@ -552,6 +562,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             &history_text(m),
             Provenance::Content,
             strict,
+            false,
             &mut fragments,
             &mut decided,
         );
@@ -567,6 +578,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
                     leaf,
                     Provenance::Content,
                     strict,
+                    false,
                     &mut fragments,
                     &mut decided,
                 );
