@@ -650,6 +650,33 @@ open(sys.argv[1], "wb").write(out)
     );
 }
 
+/// The issue's example of "personal over the whole conversation": after "I work at
+/// Rostelecom", a short question about Rostelecom reads like one about the world, but the
+/// conversation's one vault already holds the name as the user's, so it leaves as the same
+/// placeholder in the question and in the history it comes with.
+#[test]
+fn a_question_about_the_users_own_employer_is_personal_without_first_person_words() {
+    let w = World::new();
+    let ask = |prompt: &str| {
+        w.ok(&[
+            "ask",
+            "--conversation",
+            "work",
+            "--agent",
+            "lb",
+            "--max-tokens",
+            "8",
+            prompt,
+        ])
+    };
+    ask("I work at Rostelecom as a network engineer and want to plan my year.");
+    ask("What is the parental leave policy at Rostelecom?");
+    let got = w.received();
+    assert_eq!(got.len(), 2, "both questions went to the cloud");
+    assert!(got[1].contains("parental leave policy"), "{}", got[1]);
+    w.assert_never_sent(&["Rostelecom"]);
+}
+
 #[test]
 fn a_conversation_keeps_one_vault_and_private_answers_stay_out_of_history() {
     let w = World::new();
