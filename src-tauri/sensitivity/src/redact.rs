@@ -583,17 +583,25 @@ fn add_unknown_words(piece: &str, spans: &mut Vec<Span>) {
 
 /// Countries by name: data, one per line.
 const COUNTRIES: &str = include_str!("data/countries.txt");
+/// Cities of at least 500,000 people that are no everyday word (GeoNames, CC BY 4.0;
+/// `scripts/gen-cities.py`): data, one per line.
+const CITIES: &str = include_str!("data/cities.txt");
 
-/// The placeholder kind for a masked name: `COUNTRY` for a country (the cloud still knows what
-/// kind of thing it works on), else `default`.
+/// The placeholder kind for a masked name: `COUNTRY` for a country and, where it would
+/// otherwise be a bare `ENTITY`, `CITY` for a large city (the cloud still knows what kind of
+/// thing it works on: "flights from [CITY_1] to [CITY_2]"), else `default`. Names of persons
+/// keep their kind ("Aden" may be either).
 fn kind_of(name: &str, default: &str) -> String {
-    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<String>> = std::sync::OnceLock::new();
-    let countries = SET.get_or_init(|| data_list(COUNTRIES));
+    static SETS: std::sync::OnceLock<[rustc_hash::FxHashSet<String>; 2]> =
+        std::sync::OnceLock::new();
+    let [countries, cities] = SETS.get_or_init(|| [data_list(COUNTRIES), data_list(CITIES)]);
     let lower = name.to_lowercase().replace('’', "'");
     let bare = lower.strip_suffix("'s").unwrap_or(&lower);
     let bare = bare.strip_prefix("the ").unwrap_or(bare);
     if countries.contains(bare) {
         "COUNTRY".to_string()
+    } else if default == "ENTITY" && cities.contains(bare) {
+        "CITY".to_string()
     } else {
         default.to_string()
     }
