@@ -24,7 +24,15 @@ complexity: number, reasons: Array<string>,
  * The local model answers first and keeps its answer when its confidence reaches this;
  * below it the task goes on as planned. `None`: no local attempt.
  */
-local_attempt?: number, };
+local_attempt?: number, 
+/**
+ * Under `mask`, with a local model of the medium class or above: it first rewrites the
+ * request without the person in it (PAPILLON's idea); the rewrite is planned and
+ * sanitized like any request, and the cloud's answer is completed on the device with the
+ * original details. The masked request this plan drafts is what goes when the rewrite
+ * fails a check, so it is the most that leaves.
+ */
+local_rewrite: boolean, };
 
 export type Summary = { text: string, route: Route | null, agent: string | null, cloud_tokens: number, local_tokens: number, 
 /**

@@ -106,6 +106,12 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub local_attempt: Option<f64>,
+    /// Under `mask`, with a local model of the medium class or above: it first rewrites the
+    /// request without the person in it (PAPILLON's idea); the rewrite is planned and
+    /// sanitized like any request, and the cloud's answer is completed on the device with the
+    /// original details. The masked request this plan drafts is what goes when the rewrite
+    /// fails a check, so it is the most that leaves.
+    pub local_rewrite: bool,
     /// What the sanitizer applies to each part the plan classified (not shown to people).
     #[serde(skip)]
     #[ts(skip)]
@@ -132,6 +138,9 @@ pub struct Context {
     /// The network works but badly (slow, losing requests), and why: short tasks stay local.
     pub degraded: Option<String>,
 }
+
+/// Longest prompt (characters) the local model rewrites (local rewrite).
+pub const REWRITE_MAX_CHARS: usize = 600;
 
 /// Longest prompt (characters) that counts as a short task when the network is degraded.
 const SHORT_TASK_CHARS: usize = 400;
@@ -618,6 +627,22 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     .then(|| selfcheck::shape(&task.prompt))
     .flatten()
     .and_then(|s| selfcheck::threshold(&s));
+    // Rewriting on the device: a model of the medium class or above writes a request without
+    // the person (a small one copies or garbles it). Only a prompt on its own (documents have
+    // their own strategies), only when the router chose the cloud itself (an agent the user
+    // named, or a client's tools, get the request as masked: a rewrite answers a different
+    // question), and not under policy performance, which puts the cloud's quality first.
+    // And only a prompt short enough to be rewritten whole: a longer one carries material the
+    // task works on (an article to comment on, a text to translate), which a local rewrite
+    // drops or summarizes (measured on dev PUPA) while the masked request keeps it.
+    let rewrite = ctx.local_class != LocalClass::Small
+        && !ctx.no_local
+        && !ctx.force_cloud
+        && task.policy != Policy::Performance
+        && task.attachments.is_empty()
+        && task.prompt.chars().count() <= REWRITE_MAX_CHARS;
+    let class = format!("{:?}", ctx.local_class).to_lowercase();
+    let rewriter = class.clone();
     let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
         let local_attempt = attempt
@@ -628,6 +653,18 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
                 format!("the local model tries first: its answer is kept when its confidence is at least {t:.2}, otherwise the task goes on as planned"),
             );
         }
+        // Only where the prompt itself holds what is masked or withheld (not only the history).
+        let local_rewrite = rewrite
+            && route == Route::Split
+            && strategy == Some(Strategy::Mask)
+            && fragments
+                .iter()
+                .any(|f| f.source == "prompt" && f.class != Verdict::Public);
+        if local_rewrite {
+            reasons.push(format!(
+                "the {rewriter} local model first rewrites the request without your details; the rewrite is checked like any request (the masked request goes if it fails) and the answer is completed on this device"
+            ));
+        }
         Plan {
             route,
             strategy,
@@ -636,9 +673,9 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             complexity: (complexity * 1000.0).round() / 1000.0,
             reasons,
             local_attempt,
+            local_rewrite,
         }
     };
-    let class = format!("{:?}", ctx.local_class).to_lowercase();
     let weak = p_local < threshold;
     // Work that stays off the cloud runs on the local model, or on a device of the user's
     // when the local model is too weak for it (`hard`) or absent.

@@ -435,6 +435,8 @@ impl Orchestrator {
                 };
                 let ran = if plan.strategy == Some(Strategy::CloudPlans) {
                     self.run_cloud_plans(call, &mut summary).await
+                } else if plan.local_rewrite {
+                    self.run_rewrite(call, &mut summary).await
                 } else {
                     self.run_cloud(call, &mut summary).await
                 };
@@ -711,7 +713,8 @@ impl Orchestrator {
             return Err(StepError::NoLocal);
         };
         let draft = draft_request(task, plan, opts, agent, self.catalog.role_of(agent), &[]);
-        let reply = self.ask_cloud(draft, call, summary, false).await?;
+        let step = format!("plan with {}", agent.name);
+        let reply = self.ask_cloud(draft, call, summary, false, step).await?;
         let steps = instructions(&reply).unwrap_or_else(|| format!("1. {}", task.prompt));
         let mut findings = Vec::new();
         for a in task
@@ -786,6 +789,118 @@ impl Orchestrator {
         self.run_local(&combined, opts, tx, summary)
             .await
             .map_err(|e| StepError::Run(Box::new(e)))
+    }
+
+    /// Local rewrite (PAPILLON's idea, `plan.local_rewrite`): the local model writes the request
+    /// without the person in it; the rewrite is planned like any request (`plan`, the one
+    /// decision of what may leave) and goes through the sanitizer and the door; the cloud's
+    /// answer is then completed on the device with the original details. A rewrite that is
+    /// empty, repeats a withheld passage of the prompt, or still reads as private is dropped
+    /// and the masked request goes as planned, with a notice.
+    async fn run_rewrite(&self, call: CloudCall<'_>, summary: &mut Summary) -> Result<(), StepError> {
+        let CloudCall {
+            task,
+            plan,
+            opts,
+            agent,
+            tx,
+            ..
+        } = call;
+        let Some(local) = self.local.clone() else {
+            return self.run_cloud(call, summary).await;
+        };
+        send(
+            tx,
+            RunEvent::Step {
+                step: "rewrite the request without your details".into(),
+                place: "local".into(),
+            },
+        )
+        .await;
+        let req = GenerateRequest {
+            messages: vec![
+                ChatMessage::new(Role::System, REWRITE_ROLE),
+                ChatMessage::user(task.prompt.clone()),
+            ],
+            // Room for a request as long as the prompt and some more, never an essay.
+            max_tokens: (task.prompt.len() / 3).clamp(48, 320),
+            temperature: None,
+            logprobs: None,
+            choices: Vec::new(),
+        };
+        let clock = LocalClock::start();
+        let (out, metrics) = local.generate(req)?.collect_text().await?;
+        self.account_local(local.as_ref(), opts, &metrics, clock, summary)
+            .await;
+        let rewrite = rewritten(&out);
+        let (scanner, prompt, fragments) = (
+            self.sanitizer.scanner().clone(),
+            task.prompt.clone(),
+            plan.fragments.clone(),
+        );
+        let (history, policy, local_class) = (task.history.clone(), task.policy, self.local_class);
+        let checked = tokio::task::spawn_blocking(move || {
+            check_rewrite(&scanner, &prompt, &fragments, rewrite, history, policy, local_class)
+        })
+        .await
+        .map_err(|e| StepError::Internal(e.to_string()))?;
+        let (rtask, rplan) = match checked {
+            Ok(ok) => ok,
+            Err(why) => {
+                send(
+                    tx,
+                    RunEvent::Notice {
+                        text: format!("{why}: the masked request goes instead"),
+                    },
+                )
+                .await;
+                return self.run_cloud(call, summary).await;
+            }
+        };
+        let draft = draft_request(
+            &rtask,
+            &rplan,
+            opts,
+            agent,
+            self.catalog.role_of(agent),
+            &[],
+        );
+        let step = format!("ask {} (the rewritten request)", agent.name);
+        let reply = self
+            .ask_cloud(
+                draft,
+                CloudCall {
+                    task: &rtask,
+                    plan: &rplan,
+                    ..call
+                },
+                summary,
+                false,
+                step,
+            )
+            .await?;
+        // The answer is completed on the device: the original request (which never left) with
+        // the cloud's draft; if the local model fails, the draft is the answer.
+        let merge = Task {
+            prompt: format!(
+                "{}\n\nA draft answer, written without the details above:\n{reply}\n\nWrite the final answer to the request above from the draft, with the request's own details where they belong. Change nothing else.",
+                task.prompt
+            ),
+            attachments: Vec::new(),
+            history: task.history.clone(),
+            policy: task.policy,
+        };
+        let merge_opts = RunOptions {
+            self_check: false,
+            ..opts.clone()
+        };
+        if let Err(e) = self.run_local(&merge, &merge_opts, tx, summary).await {
+            tracing::warn!(error = %e, "completing the answer on the device failed");
+            summary.text = reply.clone();
+            send(tx, RunEvent::Text { text: reply }).await;
+        }
+        summary.answered_by = Some("cloud".into());
+        Ok(())
     }
 
     /// The local model writes an abstract of one private document for the task.
@@ -869,7 +984,10 @@ impl Orchestrator {
             self.catalog.role_of(agent),
             &abstracts,
         );
-        self.ask_cloud(draft, call, summary, true).await.map(|_| ())
+        let step = format!("ask {}", agent.name);
+        self.ask_cloud(draft, call, summary, true, step)
+            .await
+            .map(|_| ())
     }
 
     /// Sanitizes `draft`, sends it through the egress guard and reads the reply with the
@@ -882,6 +1000,7 @@ impl Orchestrator {
         call: CloudCall<'_>,
         summary: &mut Summary,
         show: bool,
+        step: String,
     ) -> Result<String, StepError> {
         let CloudCall {
             task,
@@ -915,11 +1034,6 @@ impl Orchestrator {
         let sent_tokens = (req.text().len() / 4) as u64;
         summary.all_cloud_cost_usd =
             agent.cost((summary_chars(task) / 4) as u64, opts.max_tokens as u64);
-        let step = if show {
-            format!("ask {}", agent.name)
-        } else {
-            format!("plan with {}", agent.name)
-        };
         send(
             tx,
             RunEvent::Step {
@@ -1244,6 +1358,69 @@ fn instructions(reply: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join("\n")
     })
+}
+
+/// The local model's role when it rewrites a request for the cloud (local rewrite).
+const REWRITE_ROLE: &str = "Rewrite the user's request so that a helper who must not learn who the user is can still do the task. Keep the task, its constraints and any public facts it needs. Leave out or generalize names of people, organizations and places, dates, numbers, identifiers, contact details, and health, financial or legal details about anyone (\"my sister Ana\" becomes \"a family member\"). Write only the rewritten request.";
+
+/// The request in what the local model wrote: trimmed, without a label or quotes around it.
+fn rewritten(out: &str) -> String {
+    let mut t = out.trim();
+    for label in ["rewritten request:", "request:", "rewrite:"] {
+        if t.len() >= label.len() && t[..label.len()].eq_ignore_ascii_case(label) {
+            t = t[label.len()..].trim_start();
+        }
+    }
+    let t = t.trim_matches(|c| c == '"' || c == '\u{201c}' || c == '\u{201d}').trim();
+    t.to_string()
+}
+
+/// Whether a rewrite may go in place of the prompt, and the task and plan it goes with: it says
+/// something, repeats no withheld passage of the prompt (four words in a row), and its own plan
+/// (the same decision as for any request; `force_cloud`, as the router already chose the
+/// cloud) does not keep it local. Err: why not.
+fn check_rewrite(
+    scanner: &crate::sensitivity::Scanner,
+    prompt: &str,
+    fragments: &[super::PlanFragment],
+    rewrite: String,
+    history: Vec<ChatMessage>,
+    policy: super::Policy,
+    local_class: LocalClass,
+) -> Result<(Task, Plan), String> {
+    if rewrite.split_whitespace().count() < 3 {
+        return Err("the local rewrite was empty".into());
+    }
+    let withheld = fragments
+        .iter()
+        .filter(|f| f.source == "prompt" && f.class == crate::sensitivity::Verdict::LocalOnly)
+        .map(|f| prompt.chars().skip(f.start).take(f.end - f.start).collect::<String>());
+    for w in withheld {
+        if copies(&rewrite, &w) {
+            return Err("the local rewrite repeated a private passage".into());
+        }
+    }
+    let task = Task {
+        prompt: rewrite,
+        attachments: Vec::new(),
+        history,
+        policy,
+    };
+    let ctx = super::Context {
+        local_class,
+        cloud_available: true,
+        cloud_unavailable_reason: None,
+        force_cloud: true,
+        device: None,
+        device_chosen: false,
+        no_local: false,
+        degraded: None,
+    };
+    let plan = super::plan(scanner, &task, &ctx);
+    if plan.route == Route::Local {
+        return Err("the local rewrite still reads as private".into());
+    }
+    Ok((task, plan))
 }
 
 /// Whether `derived` repeats a run of four words of `source` (case-insensitive).

@@ -13,6 +13,7 @@ use tandem_core::cloud::{ChatMessage, Role, Wire};
 use tandem_core::egress::{Draft, Egress, EgressError, Sanitizer, Turn};
 use tandem_core::ledger::{Clock, Ledger, Retention, Status};
 use tandem_core::local::echo::EchoEngine;
+use tandem_core::local::{GenerateRequest, LoadedModel, LocalEngine, LocalError, TokenStream};
 use tandem_core::router::run::{Orchestrator, RunEvent, RunOptions};
 use tandem_core::router::{
     self, Attachment, Context, LocalClass, Policy, Route, Strategy as How, Task,
@@ -64,7 +65,7 @@ fn orchestrator_with(
     wire: Wire,
     model: &str,
     ledger: Option<Ledger>,
-    local: EchoEngine,
+    local: impl LocalEngine + 'static,
     class: LocalClass,
 ) -> Arc<Orchestrator> {
     let store = Arc::new(MemoryStore::default());
@@ -1758,4 +1759,118 @@ async fn the_router_follows_the_network_as_it_goes_slows_and_comes_back() {
         3,
         "probes are not requests: only the three real ones arrived"
     );
+}
+
+/// A local model that answers the request to rewrite with `rewrite`, and everything else the
+/// echo engine's way (it repeats what it read: completing an answer, it shows the request and
+/// the cloud's draft side by side).
+struct Rewriter {
+    rewrite: String,
+    echo: EchoEngine,
+}
+
+impl LocalEngine for Rewriter {
+    fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
+        let rewriting = request
+            .messages
+            .first()
+            .is_some_and(|m| m.role == Role::System && m.content.starts_with("Rewrite the user's request"));
+        if rewriting {
+            request.messages = vec![ChatMessage::user(self.rewrite.clone())];
+        }
+        self.echo.generate(request)
+    }
+
+    fn model(&self) -> &LoadedModel {
+        self.echo.model()
+    }
+}
+
+const DIAGNOSED: &str = "My sister Ana Kovač was diagnosed with bipolar disorder last week and she lives with me at 14 Rue Oberkampf in Paris. How can I support her during the first months?";
+
+/// Local rewrite (PAPILLON's idea) with a medium local model: the cloud gets the request the
+/// local model wrote without the person, never the name, the diagnosis or the address; the
+/// answer is completed on the device, where the original request is. A rewrite that fails a
+/// check (it still reads as private) is dropped with a notice and the masked request goes.
+#[tokio::test]
+async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_completed_on_the_device() {
+    let general = "How can someone support a family member during the first months after a new mental health diagnosis?";
+    for (rewrite, refused) in [
+        (general, None),
+        (
+            "I have bipolar disorder and feel unwell.",
+            Some("the local rewrite still reads as private"),
+        ),
+        (
+            "How do I help Ana, who was diagnosed with bipolar disorder last week?",
+            Some("the local rewrite repeated a private passage"),
+        ),
+    ] {
+        let lb = Loopback::start(KEY).await.unwrap();
+        let o = orchestrator_with(
+            &lb.base_url(),
+            Wire::Openai,
+            "echo",
+            None,
+            Rewriter {
+                rewrite: rewrite.into(),
+                // Unsure of its own answer: the task goes on as planned.
+                echo: EchoEngine::sure(0.1),
+            },
+            LocalClass::Medium,
+        );
+        let task = Task {
+            prompt: DIAGNOSED.into(),
+            ..Task::default()
+        };
+        let (summary, events) = run(&o, task, None).await;
+        let RunEvent::Plan { plan } = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert!(plan.local_rewrite, "{:?}", plan.reasons);
+        let sent = lb.received_raw();
+        assert_eq!(sent.len(), 1, "{events:?}");
+        for planted in ["Ana", "Kovač", "Kova\\u010d", "bipolar", "Oberkampf", "14 Rue"] {
+            assert!(!sent[0].contains(planted), "{planted} left in {}", sent[0]);
+        }
+        let notices: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Notice { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if let Some(why) = refused {
+            let notice = format!("{why}: the masked request goes instead");
+            assert!(notices.contains(&notice.as_str()), "{notices:?}");
+            assert!(!sent[0].contains("I have") && !sent[0].contains("How do I help"), "{}", sent[0]);
+        } else {
+            assert!(sent[0].contains("support a family member"), "{}", sent[0]);
+            assert!(!notices.iter().any(|n| n.contains("rewrite")), "{notices:?}");
+            // Completed on the device: the original request beside the cloud's draft.
+            assert!(
+                summary.text.contains("Ana Kovač") && summary.text.contains("support a family member"),
+                "{}",
+                summary.text
+            );
+        }
+        assert!(events.iter().any(|e| matches!(e, RunEvent::Step { step, place } if step == "rewrite the request without your details" && place == "local")));
+    }
+    // A small local model does not rewrite; neither does any when documents are attached.
+    let s = scanner();
+    let plain = Task {
+        prompt: DIAGNOSED.into(),
+        ..Task::default()
+    };
+    assert!(!router::plan(&s, &plain, &ctx(LocalClass::Small)).local_rewrite);
+    assert!(router::plan(&s, &plain, &ctx(LocalClass::Large)).local_rewrite);
+    let with_doc = Task {
+        attachments: vec![Attachment {
+            name: "notes.txt".into(),
+            text: "Shopping: bread, milk.".into(),
+            sensitive_source: false,
+        }],
+        ..plain
+    };
+    assert!(!router::plan(&s, &with_doc, &ctx(LocalClass::Large)).local_rewrite);
 }
