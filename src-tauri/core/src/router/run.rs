@@ -797,7 +797,11 @@ impl Orchestrator {
     /// answer is then completed on the device with the original details. A rewrite that is
     /// empty, repeats a withheld passage of the prompt, or still reads as private is dropped
     /// and the masked request goes as planned, with a notice.
-    async fn run_rewrite(&self, call: CloudCall<'_>, summary: &mut Summary) -> Result<(), StepError> {
+    async fn run_rewrite(
+        &self,
+        call: CloudCall<'_>,
+        summary: &mut Summary,
+    ) -> Result<(), StepError> {
         let CloudCall {
             task,
             plan,
@@ -840,7 +844,15 @@ impl Orchestrator {
         );
         let (history, policy, local_class) = (task.history.clone(), task.policy, self.local_class);
         let checked = tokio::task::spawn_blocking(move || {
-            check_rewrite(&scanner, &prompt, &fragments, rewrite, history, policy, local_class)
+            check_rewrite(
+                &scanner,
+                &prompt,
+                &fragments,
+                rewrite,
+                history,
+                policy,
+                local_class,
+            )
         })
         .await
         .map_err(|e| StepError::Internal(e.to_string()))?;
@@ -1371,7 +1383,9 @@ fn rewritten(out: &str) -> String {
             t = t[label.len()..].trim_start();
         }
     }
-    let t = t.trim_matches(|c| c == '"' || c == '\u{201c}' || c == '\u{201d}').trim();
+    let t = t
+        .trim_matches(|c| c == '"' || c == '\u{201c}' || c == '\u{201d}')
+        .trim();
     t.to_string()
 }
 
@@ -1394,7 +1408,13 @@ fn check_rewrite(
     let withheld = fragments
         .iter()
         .filter(|f| f.source == "prompt" && f.class == crate::sensitivity::Verdict::LocalOnly)
-        .map(|f| prompt.chars().skip(f.start).take(f.end - f.start).collect::<String>());
+        .map(|f| {
+            prompt
+                .chars()
+                .skip(f.start)
+                .take(f.end - f.start)
+                .collect::<String>()
+        });
     for w in withheld {
         if copies(&rewrite, &w) {
             return Err("the local rewrite repeated a private passage".into());

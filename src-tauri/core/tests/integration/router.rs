@@ -1771,10 +1771,9 @@ struct Rewriter {
 
 impl LocalEngine for Rewriter {
     fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
-        let rewriting = request
-            .messages
-            .first()
-            .is_some_and(|m| m.role == Role::System && m.content.starts_with("Rewrite the user's request"));
+        let rewriting = request.messages.first().is_some_and(|m| {
+            m.role == Role::System && m.content.starts_with("Rewrite the user's request")
+        });
         if rewriting {
             request.messages = vec![ChatMessage::user(self.rewrite.clone())];
         }
@@ -1793,7 +1792,8 @@ const DIAGNOSED: &str = "My sister Ana Kovač was diagnosed with bipolar disorde
 /// answer is completed on the device, where the original request is. A rewrite that fails a
 /// check (it still reads as private) is dropped with a notice and the masked request goes.
 #[tokio::test]
-async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_completed_on_the_device() {
+async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_completed_on_the_device(
+) {
     let general = "How can someone support a family member during the first months after a new mental health diagnosis?";
     for (rewrite, refused) in [
         (general, None),
@@ -1830,7 +1830,14 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
         assert!(plan.local_rewrite, "{:?}", plan.reasons);
         let sent = lb.received_raw();
         assert_eq!(sent.len(), 1, "{events:?}");
-        for planted in ["Ana", "Kovač", "Kova\\u010d", "bipolar", "Oberkampf", "14 Rue"] {
+        for planted in [
+            "Ana",
+            "Kovač",
+            "Kova\\u010d",
+            "bipolar",
+            "Oberkampf",
+            "14 Rue",
+        ] {
             assert!(!sent[0].contains(planted), "{planted} left in {}", sent[0]);
         }
         let notices: Vec<&str> = events
@@ -1843,13 +1850,21 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
         if let Some(why) = refused {
             let notice = format!("{why}: the masked request goes instead");
             assert!(notices.contains(&notice.as_str()), "{notices:?}");
-            assert!(!sent[0].contains("I have") && !sent[0].contains("How do I help"), "{}", sent[0]);
+            assert!(
+                !sent[0].contains("I have") && !sent[0].contains("How do I help"),
+                "{}",
+                sent[0]
+            );
         } else {
             assert!(sent[0].contains("support a family member"), "{}", sent[0]);
-            assert!(!notices.iter().any(|n| n.contains("rewrite")), "{notices:?}");
+            assert!(
+                !notices.iter().any(|n| n.contains("rewrite")),
+                "{notices:?}"
+            );
             // Completed on the device: the original request beside the cloud's draft.
             assert!(
-                summary.text.contains("Ana Kovač") && summary.text.contains("support a family member"),
+                summary.text.contains("Ana Kovač")
+                    && summary.text.contains("support a family member"),
                 "{}",
                 summary.text
             );
