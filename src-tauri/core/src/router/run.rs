@@ -559,10 +559,7 @@ impl Orchestrator {
         .await;
         let req =
             super::selfcheck::request(shape, on_device_messages(task), opts.max_tokens.max(1));
-        let clock = LocalClock::start();
-        let (text, metrics) = local.generate(req)?.collect_text().await?;
-        self.account_local(local.as_ref(), opts, &metrics, clock, summary)
-            .await;
+        let (text, metrics) = self.local_whole(local.as_ref(), req, opts, summary).await?;
         tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
         let j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
         summary.confidence = Some((j.confidence * 1000.0).round() / 1000.0);
@@ -649,6 +646,21 @@ impl Orchestrator {
         Err(StepError::Cut {
             agent: agent.name.clone(),
         })
+    }
+
+    /// One whole local generation (not shown while it runs), accounted in the summary.
+    async fn local_whole(
+        &self,
+        local: &dyn LocalEngine,
+        req: GenerateRequest,
+        opts: &RunOptions,
+        summary: &mut Summary,
+    ) -> Result<(String, crate::local::GenerationMetrics), crate::local::LocalError> {
+        let clock = LocalClock::start();
+        let (text, metrics) = local.generate(req)?.collect_text().await?;
+        self.account_local(local, opts, &metrics, clock, summary)
+            .await;
+        Ok((text, metrics))
     }
 
     /// Adds one local generation to the task's accounting and the ledger (metrics only).
@@ -763,10 +775,7 @@ impl Orchestrator {
                     logprobs: None,
                 choices: Vec::new(),
                 };
-                let clock = LocalClock::start();
-                let (out, metrics) = local.generate(req)?.collect_text().await?;
-                self.account_local(local.as_ref(), opts, &metrics, clock, summary)
-                    .await;
+                let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
                 let out = out.trim();
                 if !out.is_empty() && !out.eq_ignore_ascii_case("none") {
                     findings.push(format!("- {} part {}: {out}", a.name, i + 1));
@@ -832,10 +841,7 @@ impl Orchestrator {
             logprobs: None,
             choices: Vec::new(),
         };
-        let clock = LocalClock::start();
-        let (out, metrics) = local.generate(req)?.collect_text().await?;
-        self.account_local(local.as_ref(), opts, &metrics, clock, summary)
-            .await;
+        let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
         let rewrite = rewritten(&out);
         let (scanner, prompt, fragments) = (
             self.sanitizer.scanner().clone(),
