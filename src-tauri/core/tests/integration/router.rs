@@ -103,6 +103,17 @@ async fn run(
     (summary, events)
 }
 
+/// The notices a run showed, in order.
+fn notices_of(events: &[RunEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Notice { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn ctx(class: LocalClass) -> Context {
     Context {
         local_class: class,
@@ -481,13 +492,7 @@ async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
         };
         assert_eq!(plan.route, Route::Split, "{:?}", plan.reasons);
         assert!(plan.local_attempt.is_some(), "{:?}", plan.reasons);
-        let notices: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Notice { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let notices = notices_of(&events);
         assert_eq!(
             summary.confidence,
             Some(p as f64 / 1.0).map(|c| (c * 1000.0).round() / 1000.0)
@@ -1840,13 +1845,7 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
         ] {
             assert!(!sent[0].contains(planted), "{planted} left in {}", sent[0]);
         }
-        let notices: Vec<&str> = events
-            .iter()
-            .filter_map(|e| match e {
-                RunEvent::Notice { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let notices = notices_of(&events);
         if let Some(why) = refused {
             let notice = format!("{why}: the masked request goes instead");
             assert!(notices.contains(&notice.as_str()), "{notices:?}");
