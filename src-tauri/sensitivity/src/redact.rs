@@ -602,9 +602,59 @@ fn kind_of(name: &str, default: &str) -> String {
         "COUNTRY".to_string()
     } else if default == "ENTITY" && cities.contains(bare) {
         "CITY".to_string()
+    } else if let Some(kind) = matches!(default, "ENTITY" | "NAME")
+        .then(|| kind_by_head(bare))
+        .flatten()
+    {
+        kind.to_string()
     } else {
         default.to_string()
     }
+}
+
+/// The generic words names of a kind end in ("… Hospital", "… Inc") or open with before "of"
+/// ("Bank of …"), and their placeholder kinds: data (`data/kinds.toml`).
+#[derive(serde::Deserialize)]
+struct KindsFile {
+    heads: rustc_hash::FxHashMap<String, String>,
+}
+
+fn kind_heads() -> &'static rustc_hash::FxHashMap<String, String> {
+    static HEADS: std::sync::OnceLock<rustc_hash::FxHashMap<String, String>> =
+        std::sync::OnceLock::new();
+    HEADS.get_or_init(|| {
+        // Embedded data, validated by `kinds_data_is_well_formed`; a broken file would fail
+        // that test, so an empty table here only drops the generalization, never a mask.
+        toml::from_str::<KindsFile>(include_str!("data/kinds.toml"))
+            .map(|f| f.heads)
+            .unwrap_or_default()
+    })
+}
+
+/// The kind a lower-cased name shows by its own generic words: its last one to three words
+/// ("mount sinai hospital", "acme robotics inc.", "first credit union") or its first ones
+/// before "of" ("bank of america"), with at least one other word left (the name itself).
+fn kind_by_head(name: &str) -> Option<&'static str> {
+    let heads = kind_heads();
+    let words: Vec<&str> = name
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let n = words.len();
+    for k in (1..n.min(4)).rev() {
+        if let Some(kind) = heads.get(&words[n - k..].join(" ")) {
+            return Some(kind);
+        }
+    }
+    for k in (1..n.min(4)).rev() {
+        if words.get(k) == Some(&"of") && k + 1 < n {
+            if let Some(kind) = heads.get(&words[..k].join(" ")) {
+                return Some(kind);
+            }
+        }
+    }
+    None
 }
 
 /// An unknown word's span (code points) in `piece`.
@@ -709,4 +759,43 @@ fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<S
         }
     }
     spans.sort_by_key(|x| x.start);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_data_is_well_formed() {
+        let f: KindsFile = toml::from_str(include_str!("data/kinds.toml")).unwrap();
+        assert!(f.heads.len() > 50);
+        for (head, kind) in &f.heads {
+            assert_eq!(head, &head.to_lowercase(), "{head}");
+            assert!(!head.contains("  ") && head.trim() == head, "{head:?}");
+            assert!(
+                !kind.is_empty() && kind.chars().all(|c| c.is_ascii_uppercase() || c == '_'),
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_keeps_the_kind_its_own_words_show() {
+        for (name, kind) in [
+            ("Mount Sinai Hospital", "HOSPITAL"),
+            ("Acme Robotics Inc.", "COMPANY"),
+            ("Bank of Westmoor", "BANK"),
+            ("the University of Leeds", "UNIVERSITY"),
+            ("Harlow Credit Union's", "BANK"),
+            ("Sunrise Bakery", "SHOP"),
+            ("Goldman Sachs", "ENTITY"),
+            // The generic word alone is no name; a person keeps their kind.
+            ("Hospital", "ENTITY"),
+            ("Bank of", "ENTITY"),
+        ] {
+            assert_eq!(kind_of(name, "ENTITY"), kind, "{name}");
+        }
+        assert_eq!(kind_of("Anna Bank", "PERSON"), "PERSON");
+        assert_eq!(kind_of("Tehran", "ENTITY"), "CITY");
+    }
 }

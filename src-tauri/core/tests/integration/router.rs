@@ -415,6 +415,20 @@ fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
     // So does a large city (GeoNames); a name that is also a word or a person's stays an entity.
     let sent = sent_of(&s, "Write an ad for my move from Tehran to Vienna");
     assert!(sent.contains("from [CITY_1] to [CITY_2]"), "{sent}");
+    // An organisation whose name says what it is keeps that kind, and loses its name.
+    let sent = sent_of(
+        &s,
+        "I bank with Harlow Savings Bank and my son goes to Pinecrest Elementary School. Write my complaint letter to the Bank of Westmoor.",
+    );
+    for gone in ["Harlow", "Pinecrest", "Westmoor"] {
+        assert!(!sent.contains(gone), "{gone:?} left in {sent}");
+    }
+    assert!(
+        sent.contains("[BANK_1] and")
+            && sent.contains("goes to [SCHOOL_1]")
+            && sent.contains("to the [BANK_2]"),
+        "{sent}"
+    );
     // A number with a unit or an ordinal is not a reference code.
     let sent = sent_of(
         &s,
