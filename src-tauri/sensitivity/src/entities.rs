@@ -359,7 +359,8 @@ const ACRONYMS: &[&str] = &[
     "CV", "FAQ", "ASAP", "FYI", "TBD", "ETA", "DIY", "TV", "PC", "ID", "PS", "NB", "RE", "FW",
     "FWD", "KM", "KG", "CM", "MM", "MB", "GB", "TB", "KB", "GHZ", "MHZ", "RAM", "CPU", "GPU",
     "USB", "LED", "LCD", "SMS", "PIN", "ATM", "GPS", "DNA", "RNA", "BMI", "MRI", "ICU", "ER", "IQ",
-    "Q1", "Q2", "Q3", "Q4", "UTC", "GMT", "CET", "EST", "PST",
+    "Q1", "Q2", "Q3", "Q4", "UTC", "GMT", "CET", "EST", "PST", "BC", "AD", "CE", "BCE", "MD", "BA",
+    "MA", "BS", "MS",
 ];
 
 pub(crate) struct Entity {
@@ -545,11 +546,85 @@ fn resolve(text: &str, cands: Vec<(Entity, bool)>, known: &[String]) -> Vec<Enti
     kept
 }
 
+/// Names written with full stops, which the capitalised-words pattern cannot join: initials
+/// before a surname ("H.G. Wells", "J. R. R. Tolkien"), dotted acronyms ("K.F.C."), and the
+/// author a citation names ("Song et al.": a surname even when it is also a word).
+fn dotted() -> &'static (Regex, Regex, Regex) {
+    static P: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
+    P.get_or_init(|| {
+        let initials = Regex::new(r"\b(?:\p{Lu}\.[ \t]?){1,3}\p{Lu}[\p{L}\p{M}'’\-]+");
+        let acronym = Regex::new(r"\b(?:\p{Lu}\.){2,}");
+        let cited = Regex::new(r"\b(\p{Lu}[\p{L}\p{M}'’\-]+)[ \t]+et[ \t]+al\b");
+        match (initials, acronym, cited) {
+            (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+            // Constant patterns: covered by tests.
+            _ => unreachable!("dotted name patterns compile"),
+        }
+    })
+}
+
+/// Whether initials and the word after them (`found` at `start`) are a name. Two initials or
+/// more are ("H.G. Wells"). One is only when the word after it is a name, not an everyday word
+/// ("J. Smith", but not "See A. Then", "B. Invalid"), and not an exam's option letter opening
+/// its line ("A. Wrong").
+fn initial_and_name(text: &str, start: usize, found: &str) -> bool {
+    let last = found.rsplit(['.', ' ', '\t']).next().unwrap_or("");
+    if is_plain_word(last) {
+        return false;
+    }
+    if found.matches('.').count() >= 2 {
+        return true;
+    }
+    let line_start = text[..start]
+        .chars()
+        .rev()
+        .take_while(|&c| c != '\n')
+        .all(|c| c.is_whitespace() || c == '(');
+    if line_start && matches!(found.as_bytes()[0], b'A'..=b'H') {
+        return false;
+    }
+    super::words::CommonWords::system().is_none_or(|w| !w.knows(last) || w.knows_name(last))
+}
+
 /// Every match of the patterns, flagged when it is a lone capitalised word opening a sentence
 /// ("Say", "Draft": an entity only when the text names it elsewhere).
 fn candidates(text: &str) -> Vec<(Entity, bool)> {
     let (proper, url, code) = patterns();
     let mut out: Vec<(Entity, bool)> = Vec::new();
+    if memchr::memchr(b'.', text.as_bytes()).is_some() {
+        let (initials, acronym, cited) = dotted();
+        for m in initials.find_iter(text) {
+            if initial_and_name(text, m.start(), m.as_str()) {
+                let e = Entity {
+                    start: m.start(),
+                    end: m.end(),
+                    label: "ENTITY",
+                };
+                out.push((e, false));
+            }
+        }
+        for m in acronym.find_iter(text) {
+            // Everyday ones ("A.M.", "P.M.") stay.
+            if !is_plain_word(&m.as_str().replace('.', "")) {
+                let e = Entity {
+                    start: m.start(),
+                    end: m.end(),
+                    label: "ENTITY",
+                };
+                out.push((e, false));
+            }
+        }
+        for c in cited.captures_iter(text) {
+            if let Some(m) = c.get(1) {
+                let e = Entity {
+                    start: m.start(),
+                    end: m.end(),
+                    label: "NAME",
+                };
+                out.push((e, false));
+            }
+        }
+    }
     for m in url.find_iter(text) {
         out.push((
             Entity {
@@ -600,7 +675,8 @@ fn candidates(text: &str) -> Vec<(Entity, bool)> {
             let t = &text[start..end];
             let first = t.split_whitespace().next().unwrap_or("");
             match t.find(char::is_whitespace) {
-                Some(ws) if plain_sets().0.contains(first) => {
+                // An option's or a list's letter counts as its word ("A. The ...").
+                Some(ws) if plain_sets().0.contains(first.trim_end_matches('.')) => {
                     start += ws;
                     start += text[start..end].len() - text[start..end].trim_start().len();
                 }
@@ -652,6 +728,19 @@ mod tests {
         assert_eq!(
             found(r"scores include:\n\nMark Benson: 97%\nZoe Quill: 91%"),
             vec![("Mark Benson", "ENTITY"), ("Zoe Quill", "ENTITY")]
+        );
+    }
+
+    #[test]
+    fn names_written_with_full_stops() {
+        assert_eq!(
+            found("A story like H.G. Wells' one, by J. R. R. Tolkien. Lunch at K.F.C. at 1 P.M. today (see Song et al. 2020). See A. Then 300 B.C.\nA. Wrong"),
+            vec![
+                ("H.G. Wells'", "ENTITY"),
+                ("J. R. R. Tolkien", "ENTITY"),
+                ("K.F.C.", "ENTITY"),
+                ("Song", "NAME"),
+            ]
         );
     }
 

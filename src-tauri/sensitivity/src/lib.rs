@@ -544,6 +544,21 @@ fn resolve(
     user: &user::UserRecognizer,
 ) -> Vec<Candidate> {
     cands.retain(|c| c.score >= threshold && c.start < c.end && c.end <= text.len());
+    // A credential holds whatever lies inside it: `curl --user ann@x.org:pw` is one secret, not
+    // an email (which, scoring higher, would win the overlap and leave the password out).
+    let secrets: Vec<(usize, usize)> = cands
+        .iter()
+        .filter(|c| c.tier == Tier::Secret)
+        .map(|c| (c.start, c.end))
+        .collect();
+    if !secrets.is_empty() {
+        cands.retain(|c| {
+            c.tier == Tier::Secret
+                || !secrets
+                    .iter()
+                    .any(|&(a, b)| a <= c.start && c.end <= b && b - a > c.end - c.start)
+        });
+    }
     let mut cands = merge_same_label(cands);
     cands.sort_by(|a, b| {
         b.score
@@ -846,6 +861,22 @@ mod tests {
     }
 
     #[test]
+    fn a_credential_holds_the_email_inside_it() {
+        let scanner = Scanner::rules_only(&UserRules::default()).unwrap();
+        let t = "curl --user roger23@gmail.com:pQ9wTxu4Fg https://www.dropbox.com/cli";
+        let found: Vec<(String, &str)> = scanner
+            .scan(t)
+            .spans
+            .into_iter()
+            .map(|s| (s.label, &t[s.start..s.end]))
+            .collect();
+        assert_eq!(
+            found,
+            [("SECRET".to_string(), "roger23@gmail.com:pQ9wTxu4Fg")]
+        );
+    }
+
+    #[test]
     fn content_terms_count_without_a_personal_word_in_a_personal_request() {
         let scanner = Scanner::rules_only(&UserRules::default()).unwrap();
         let labels = |text: &str, personal: bool| -> Vec<String> {
@@ -859,6 +890,13 @@ mod tests {
         let t = "The panel has recommended a promotion with a salary increase of 12%.";
         assert!(labels(t, false).is_empty(), "{:?}", labels(t, false));
         assert_eq!(labels(t, true), ["FINANCIAL_SITUATION"]);
+        // A portfolio's placement, a crime suffered and its investigation are the person's too.
+        let t = "Recent adjustments include increasing bond investments due to market volatility.";
+        assert_eq!(labels(t, true), ["FINANCIAL_SITUATION"]);
+        let t = "Further forensic analysis is pending.";
+        assert_eq!(labels(t, true), ["LEGAL_MATTER"]);
+        let t = "The incident where my email was hacked has deeply affected me.";
+        assert_eq!(labels(t, false), ["LEGAL_MATTER"]);
         // A weak finance word is nobody's money by itself, in any request.
         let t = "The savings office on the corner opens at nine.";
         assert!(labels(t, true).is_empty(), "{:?}", labels(t, true));

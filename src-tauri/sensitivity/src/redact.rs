@@ -598,7 +598,8 @@ fn kind_of(name: &str, default: &str) -> String {
     let lower = name.to_lowercase().replace('’', "'");
     let bare = lower.strip_suffix("'s").unwrap_or(&lower);
     let bare = bare.strip_prefix("the ").unwrap_or(bare);
-    if countries.contains(bare) {
+    // A dotted name reaches here without its last full stop ("U.S" of "U.S.").
+    if countries.contains(bare) || (bare.contains('.') && countries.contains(&format!("{bare}."))) {
         "COUNTRY".to_string()
     } else if default == "ENTITY" && cities.contains(bare) {
         "CITY".to_string()
@@ -797,5 +798,6 @@ mod tests {
         }
         assert_eq!(kind_of("Anna Bank", "PERSON"), "PERSON");
         assert_eq!(kind_of("Tehran", "ENTITY"), "CITY");
+        assert_eq!(kind_of("U.S", "ENTITY"), "COUNTRY");
     }
 }

@@ -53,7 +53,8 @@ fn ascii_line(b: &[u8], base: usize, out: &mut Vec<(usize, usize)>) {
         while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\r' | b'\n') {
             j += 1;
         }
-        let ends = j == b.len() || (j > spaces && !(c == b'.' && b[j].is_ascii_lowercase()));
+        let ends = j == b.len()
+            || (j > spaces && !(c == b'.' && (b[j].is_ascii_lowercase() || abbreviation(b, i))));
         if ends && j < b.len() {
             out.push((base + start, base + j));
             start = j;
@@ -63,6 +64,48 @@ fn ascii_line(b: &[u8], base: usize, out: &mut Vec<(usize, usize)>) {
     if start < b.len() {
         out.push((base + start, base + b.len()));
     }
+}
+
+/// Whether the full stop at `dot` closes an abbreviation that does not end a sentence: an
+/// initial ("H.G. Wells", "J. R. R. Tolkien": one capital letter standing alone) or "et al."
+/// (a citation goes on: "Song et al. [80] reported"). A sentence that really ends in a lone
+/// capital ("vitamin C. Next") is joined to the next one: a coarser fragment, never a name
+/// cut in two at a boundary where the rules could no longer see it whole.
+fn abbreviation(b: &[u8], dot: usize) -> bool {
+    let et_al = dot >= 5
+        && b[dot - 5..dot].eq_ignore_ascii_case(b"et al")
+        && (dot == 5 || !b[dot - 6].is_ascii_alphanumeric());
+    // One initial alone ("in V. Let P be", "B. The ...") ends a sentence as before: only a run
+    // of initials is one name's.
+    et_al
+        || (initial_at(b, dot)
+            && (prev_dot(b, dot - 1).is_some_and(|d| initial_at(b, d)) || next_initial(b, dot)))
+}
+
+/// Whether the full stop at `dot` follows one capital letter standing alone.
+fn initial_at(b: &[u8], dot: usize) -> bool {
+    dot >= 1
+        && b.get(dot) == Some(&b'.')
+        && b[dot - 1].is_ascii_uppercase()
+        && (dot == 1 || matches!(b[dot - 2], b' ' | b'\t' | b'.' | b'(' | b'"'))
+}
+
+/// The full stop just before the initial letter at `letter`, past spaces ("J. R": J's).
+fn prev_dot(b: &[u8], letter: usize) -> Option<usize> {
+    let mut i = letter;
+    while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    (i > 0 && b[i - 1] == b'.').then(|| i - 1)
+}
+
+/// Whether another initial follows the full stop at `dot` ("J. R. R. Tolkien").
+fn next_initial(b: &[u8], dot: usize) -> bool {
+    let mut i = dot + 1;
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i + 1 < b.len() && b[i].is_ascii_uppercase() && b[i + 1] == b'.'
 }
 
 #[cfg(test)]
@@ -114,6 +157,19 @@ mod tests {
         assert_eq!(
             split("See etc. and more. End"),
             vec!["See etc. and more. ", "End"]
+        );
+        // A run of initials and "et al." do not end a sentence; one initial alone does.
+        assert_eq!(
+            split("Read H.G. Wells and J. R. R. Tolkien. Song et al. [80] agree. End"),
+            vec![
+                "Read H.G. Wells and J. R. R. Tolkien. ",
+                "Song et al. [80] agree. ",
+                "End"
+            ]
+        );
+        assert_eq!(
+            split("Take a and b in V. Let P be. B. The end"),
+            vec!["Take a and b in V. ", "Let P be. ", "B. ", "The end"]
         );
         assert_eq!(
             split("He said \"go.\" Then left."),

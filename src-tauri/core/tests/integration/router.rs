@@ -415,6 +415,15 @@ fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
     // So does a large city (GeoNames); a name that is also a word or a person's stays an entity.
     let sent = sent_of(&s, "Write an ad for my move from Tehran to Vienna");
     assert!(sent.contains("from [CITY_1] to [CITY_2]"), "{sent}");
+    // Names written with full stops are masked whole: initials, dotted acronyms, cited authors.
+    let sent = sent_of(
+        &s,
+        "My essay compares H.G. Wells with Song et al. and my lunches at K.F.C. in the U.S. last year.",
+    );
+    for gone in ["Wells", "Song", "K.F.C", "U.S"] {
+        assert!(!sent.contains(gone), "{gone:?} left in {sent}");
+    }
+    assert!(sent.contains("[COUNTRY_1]"), "{sent}");
     // An organisation whose name says what it is keeps that kind, and loses its name.
     let sent = sent_of(
         &s,
