@@ -593,37 +593,35 @@ fn candidates(text: &str) -> Vec<(Entity, bool)> {
     let mut out: Vec<(Entity, bool)> = Vec::new();
     if memchr::memchr(b'.', text.as_bytes()).is_some() {
         let (initials, acronym, cited) = dotted();
-        for m in initials.find_iter(text) {
-            if initial_and_name(text, m.start(), m.as_str()) {
-                let e = Entity {
+        let found = |m: regex::Match<'_>, label| {
+            (
+                Entity {
                     start: m.start(),
                     end: m.end(),
-                    label: "ENTITY",
-                };
-                out.push((e, false));
-            }
-        }
-        for m in acronym.find_iter(text) {
-            // Everyday ones ("A.M.", "P.M.") stay.
-            if !is_plain_word(&m.as_str().replace('.', "")) {
-                let e = Entity {
-                    start: m.start(),
-                    end: m.end(),
-                    label: "ENTITY",
-                };
-                out.push((e, false));
-            }
-        }
-        for c in cited.captures_iter(text) {
-            if let Some(m) = c.get(1) {
-                let e = Entity {
-                    start: m.start(),
-                    end: m.end(),
-                    label: "NAME",
-                };
-                out.push((e, false));
-            }
-        }
+                    label,
+                },
+                false,
+            )
+        };
+        out.extend(
+            initials
+                .find_iter(text)
+                .filter(|m| initial_and_name(text, m.start(), m.as_str()))
+                .map(|m| found(m, "ENTITY")),
+        );
+        // Everyday acronyms ("A.M.", "B.C.") stay.
+        out.extend(
+            acronym
+                .find_iter(text)
+                .filter(|m| !is_plain_word(&m.as_str().replace('.', "")))
+                .map(|m| found(m, "ENTITY")),
+        );
+        out.extend(
+            cited
+                .captures_iter(text)
+                .filter_map(|c| c.get(1))
+                .map(|m| found(m, "NAME")),
+        );
     }
     for m in url.find_iter(text) {
         out.push((
