@@ -299,6 +299,37 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
     w.assert_never_sent(&["Zak", "Scott"]);
 }
 
+/// Names written with full stops leave in no part (initials, a dotted acronym, a cited author),
+/// an organisation keeps only its kind, and a curl credential leaves in no part. Real binary,
+/// recording loopback. Mutation-checked: with the dotted-name candidates off, "K.F.C." is sent;
+/// with the organisation kinds off, `[BANK_1]` is not. (With the credential-holds-its-email
+/// rule off the password still leaves as a masked code in this personal text: that rule is
+/// checked by `a_credential_holds_the_email_inside_it`.)
+#[test]
+fn dotted_names_organisations_and_curl_credentials_leave_as_placeholders() {
+    let w = World::new();
+    w.ask(
+        "My essay compares H.G. Wells with Quennell et al. and my lunches at K.F.C. with my \
+         banker from Harlow Savings Bank. My script runs curl --user roger23@gmail.com:pQ9wTxu4Fg \
+         https://example.org/upload. Write me an outline.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(
+        got[0].contains("[BANK_1]"),
+        "the bank kept its kind: {}",
+        got[0]
+    );
+    w.assert_never_sent(&[
+        "Wells",
+        "Quennell",
+        "K.F.C",
+        "Harlow",
+        "roger23",
+        "pQ9wTxu4Fg",
+    ]);
+}
+
 /// "Personal" is decided over the whole request: notes attached to the user's own request
 /// keep a salary sentence that names no one on the device (in a public question the same
 /// words would go); the task and the other notes still go. Mutation-checked: with the plan's
