@@ -138,7 +138,8 @@ def curve(name, rows, res):
         if ok:
             b = max(ok, key=lambda p: (p["pgr"], -p["sent"]))
             print(f"  {b['threshold']:9.3f}  {b['sent']:5.1%}  {b['routed']:6.1%}  {b['pgr']:.2f}   (best with <= {share:.0%} sent)")
-    return {"n": len(rows), "local": la, "strong": sa, "auc": auc, "curve": pts, "conf": conf, "local_ok": local}
+    return {"n": len(rows), "local": la, "strong": sa, "auc": auc, "curve": pts, "conf": conf, "local_ok": local,
+            "ids": [r["id"] for r in rows], "text": [o.get("text") for o in res]}
 
 
 figures = {"model": args.model}

@@ -747,9 +747,9 @@ fn scan_clusters(text: &str, out: &mut Vec<Candidate>, covered: &[(usize, usize)
     let mut i = 0usize;
     let mut ci = 0usize;
     while i < b.len() {
-        match b[i..].iter().position(u8::is_ascii_digit) {
+        match crate::bytescan::find_in_range(b, i, b'0', b'9') {
             None => break,
-            Some(k) => i += k,
+            Some(k) => i = k,
         }
         while ci < covered.len() && covered[ci].1 <= i {
             ci += 1;

@@ -5,7 +5,8 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use crate::bytescan;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
 use super::types::{
     context_around, floor_boundary, has_context, whole_word, Candidate, Recognizer, Tier,
@@ -87,9 +88,55 @@ fn is_weak(term: &str) -> bool {
 }
 
 pub struct LexiconRecognizer {
+    /// Anchored: run only at the word starts the prefix sets let through.
     matcher: AhoCorasick,
     /// Label and tier per pattern index.
     kinds: Vec<(&'static str, Tier)>,
+    /// The first four bytes of every term (`key`), hashed into a 2^16-bit set: most words of
+    /// prose start no term and are passed over after one lookup (the automaton over every
+    /// byte cost twice as much).
+    starts: WordSet,
+}
+
+/// A 2^16-bit set over hashed keys: a prefilter, so a collision costs only a lookup.
+struct WordSet(Vec<u64>);
+
+impl WordSet {
+    fn new() -> Self {
+        WordSet(vec![0; 1024])
+    }
+
+    #[inline(always)]
+    fn slot(key: u32) -> (usize, u64) {
+        let h = key.wrapping_mul(0x9E37_79B1) >> 16;
+        ((h >> 6) as usize, 1u64 << (h & 63))
+    }
+
+    fn insert(&mut self, key: u32) {
+        let (i, bit) = Self::slot(key);
+        self.0[i] |= bit;
+    }
+
+    #[inline(always)]
+    fn has(&self, key: u32) -> bool {
+        let (i, bit) = Self::slot(key);
+        self.0[i] & bit != 0
+    }
+}
+
+/// The first four bytes of `b` (at least three), ASCII letters folded to lower case; a fourth
+/// byte that is missing or no word byte reads as a blank, so a three-letter term and the word
+/// it is written as share one key ("ibs" in "ibs," and "ibs"). Other bytes map somewhere
+/// consistent: candidates are verified by the automaton.
+#[inline(always)]
+fn key(b: &[u8]) -> u32 {
+    let k = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+    let fourth = b
+        .get(3)
+        .copied()
+        .filter(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        .unwrap_or(b' ');
+    (k | u32::from(fourth) << 24) | 0x2020_2020
 }
 
 impl LexiconRecognizer {
@@ -102,14 +149,25 @@ impl LexiconRecognizer {
                 kinds.push((lexicon.label.as_str(), lexicon.tier));
             }
         }
-        // A full DFA: several times faster than the default NFA on prose, and the lexicon is small.
+        // A full DFA (the lexicon is small), anchored at the word starts that pass the sets.
         let matcher = AhoCorasickBuilder::new()
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .start_kind(StartKind::Anchored)
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .expect("static lexicon");
-        Self { matcher, kinds }
+        let mut starts = WordSet::new();
+        for p in &patterns {
+            // Every term is ASCII, starts with a letter and has at least three bytes (the
+            // unit test holds the data to that).
+            starts.insert(key(p.as_bytes()));
+        }
+        Self {
+            matcher,
+            kinds,
+            starts,
+        }
     }
 }
 
@@ -125,43 +183,69 @@ impl Recognizer for LexiconRecognizer {
     }
 
     fn find(&self, text: &str, out: &mut Vec<Candidate>) {
-        for m in self.matcher.find_iter(text) {
-            let (s, e) = (m.start(), m.end());
-            // Whole words only: "ibs" must not fire inside "ribs".
-            if !whole_word(text, s, e) {
-                continue;
-            }
-            let (label, tier) = self.kinds[m.pattern().as_usize()];
-            let personal = personal_context(text, s, e);
-            let mut score: f32 = if personal { 0.75 } else { 0.3 };
-            if label == "FINANCIAL_SITUATION" {
-                let (before, after) = context_around(text, s, e, 32);
-                let ctx = &data().context;
-                let amount = has_context(text, s, e, &ctx.amount_markers)
-                    || before
-                        .bytes()
-                        .chain(after.bytes())
-                        .any(|b| b.is_ascii_digit());
-                let weak = is_weak(&text[s..e]);
-                if amount {
-                    score += 0.15;
-                } else if weak {
-                    score = 0.3;
+        let b = text.as_bytes();
+        // At each word start (an ASCII letter after a byte that is no letter, digit or '_'; a
+        // byte of a multi-byte character counts as a boundary here and `whole_word` judges it
+        // exactly below). Matches do not overlap, as with a plain search.
+        bytescan::for_each(
+            b,
+            |m, carry| m.letters & !(m.word << 1 | carry),
+            |m| m.word,
+            |i| {
+                if i + 3 > b.len() || !self.starts.has(key(&b[i..])) {
+                    return i;
                 }
+                // The longest term here that is a whole word: "ibs" must not fire inside
+                // "ribs", and "salary increase_x" still holds "salary".
+                let mut end = b.len();
+                loop {
+                    let input = Input::new(text).range(i..end).anchored(Anchored::Yes);
+                    let Some(m) = self.matcher.find(input) else {
+                        return i;
+                    };
+                    if whole_word(text, i, m.end()) {
+                        self.push(text, m.pattern().as_usize(), i, m.end(), out);
+                        return m.end();
+                    }
+                    end = m.end() - 1;
+                }
+            },
+        );
+    }
+}
+
+impl LexiconRecognizer {
+    fn push(&self, text: &str, pattern: usize, s: usize, e: usize, out: &mut Vec<Candidate>) {
+        let (label, tier) = self.kinds[pattern];
+        let personal = personal_context(text, s, e);
+        let mut score: f32 = if personal { 0.75 } else { 0.3 };
+        if label == "FINANCIAL_SITUATION" {
+            let (before, after) = context_around(text, s, e, 32);
+            let ctx = &data().context;
+            let amount = has_context(text, s, e, &ctx.amount_markers)
+                || before
+                    .bytes()
+                    .chain(after.bytes())
+                    .any(|b| b.is_ascii_digit());
+            let weak = is_weak(&text[s..e]);
+            if amount {
+                score += 0.15;
+            } else if weak {
+                score = 0.3;
             }
-            // A term with no personal context nearby is reported under its own detector, below
-            // the threshold: in a request that is personal as a whole it counts (`Scanner::
-            // scan_request`); a weak finance word ("bank", "loan") never does by itself.
-            let bare = !personal && !(label == "FINANCIAL_SITUATION" && is_weak(&text[s..e]));
-            out.push(Candidate {
-                start: s,
-                end: e,
-                label,
-                tier,
-                score: score.min(1.0),
-                detector: if bare { BARE } else { "lexicon" },
-            });
         }
+        // A term with no personal context nearby is reported under its own detector, below
+        // the threshold: in a request that is personal as a whole it counts (`Scanner::
+        // scan_request`); a weak finance word ("bank", "loan") never does by itself.
+        let bare = !personal && !(label == "FINANCIAL_SITUATION" && is_weak(&text[s..e]));
+        out.push(Candidate {
+            start: s,
+            end: e,
+            label,
+            tier,
+            score: score.min(1.0),
+            detector: if bare { BARE } else { "lexicon" },
+        });
     }
 }
 
@@ -189,9 +273,94 @@ mod tests {
             assert!(l.terms.len() >= 30, "{}: terms lost", l.label);
             for t in &l.terms {
                 assert_eq!(t.trim(), t, "{}: {t:?} has spaces around it", l.label);
+                // The word-start prefilter in `find` relies on these.
+                assert!(
+                    t.is_ascii()
+                        && t.len() >= 3
+                        && t.starts_with(|c: char| c.is_ascii_alphabetic()),
+                    "{}: {t:?} must be ASCII, start with a letter and have 3 bytes or more",
+                    l.label
+                );
             }
         }
         assert!(!d.context.personal.is_empty() && !d.context.amount_markers.is_empty());
+    }
+
+    /// The word-start scan finds exactly what a plain search of every term finds: each whole-
+    /// word occurrence, in any case, leftmost first and longest at a start, none overlapping.
+    #[test]
+    fn the_word_start_scan_finds_every_whole_word_term() {
+        let terms: Vec<&str> = data()
+            .lexicon
+            .iter()
+            .flat_map(|l| l.terms.iter().map(String::as_str))
+            .collect();
+        // Terms in every casing, glued into words ("ribs", "hivx", "_ibs"), after digits,
+        // multi-byte letters and punctuation, across 64-byte chunk edges.
+        let glue = [
+            " ", "  ", "x", "_", "9", "é", "’", ", ", ".\n", "-", "(", "\"", "Ü",
+        ];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let mut text = String::new();
+        while text.len() < 60_000 {
+            text.push_str(glue[next(glue.len())]);
+            let t = terms[next(terms.len())];
+            match next(3) {
+                0 => text.push_str(t),
+                1 => text.push_str(&t.to_uppercase()),
+                _ => text.push_str(&t[..t.len() - 1]),
+            }
+        }
+        let mut want: Vec<(usize, usize)> = Vec::new();
+        let lower = text.to_ascii_lowercase();
+        let mut i = 0;
+        while i < lower.len() {
+            let best = terms
+                .iter()
+                .filter(|t| lower[i..].starts_with(&t.to_ascii_lowercase()))
+                .map(|t| i + t.len())
+                .filter(|&e| whole_word(&text, i, e))
+                .max();
+            match best {
+                Some(e) => {
+                    want.push((i, e));
+                    i = e;
+                }
+                None => i += lower[i..].chars().next().map_or(1, char::len_utf8),
+            }
+        }
+        let mut got = Vec::new();
+        LexiconRecognizer::new().find(&text, &mut got);
+        let got: Vec<(usize, usize)> = got.iter().map(|c| (c.start, c.end)).collect();
+        assert!(want.len() > 500, "the text holds terms: {}", want.len());
+        let diff: Vec<String> = want
+            .iter()
+            .filter(|w| !got.contains(w))
+            .map(|&(s, e)| {
+                format!(
+                    "missed {s} {:?} {:?}",
+                    &text[crate::types::floor_boundary(&text, s.saturating_sub(12))
+                        ..crate::types::floor_boundary(&text, e + 40)],
+                    got.iter()
+                        .filter(|g| g.1 > s.saturating_sub(30) && g.0 < e + 30)
+                        .map(|g| &text[g.0..g.1])
+                        .collect::<Vec<_>>()
+                )
+            })
+            .chain(got.iter().filter(|g| !want.contains(g)).map(|&(s, e)| {
+                format!(
+                    "extra {:?}",
+                    &text[s.saturating_sub(12)..(e + 6).min(text.len())]
+                )
+            }))
+            .collect();
+        assert!(diff.is_empty(), "{diff:#?}");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! Its own crate: no dependency on the rest of Tandem (the core's `sensitivity` module adds
 //! where the user's rules live and which accelerator the names model runs on).
 
+mod bytescan;
 mod checksum;
 mod entities;
 mod ids;

@@ -142,7 +142,7 @@ const BEFORE_IDENT: &str =
 /// of every keyword (overlaps included), in roughly increasing order of position.
 struct Prefilter {
     /// 2^16-bit set over hashed, case-folded trigrams.
-    bits: Vec<u64>,
+    bits: Box<[u64; 1024]>,
     /// (trigram hash, keyword id, offset of the trigram in the keyword), sorted by hash.
     index: Vec<(u16, u16, u8)>,
     /// Case-folded keywords.
@@ -203,7 +203,7 @@ fn byte_freq(c: u8) -> f32 {
 
 impl Prefilter {
     fn new(keywords: &[&str]) -> Self {
-        let mut bits = vec![0u64; 1024];
+        let mut bits = Box::new([0u64; 1024]);
         let mut index = Vec::new();
         let mut folded = Vec::new();
         let mut short = Vec::new();
@@ -228,7 +228,8 @@ impl Prefilter {
                     }
                 }
                 let o = best.1;
-                let k = f[o] as u32 | (f[o + 1] as u32) << 8 | (f[o + 2] as u32) << 16;
+                // In the order the scan rolls bytes in: first byte highest.
+                let k = (f[o] as u32) << 16 | (f[o + 1] as u32) << 8 | f[o + 2] as u32;
                 let h = tri_hash(k);
                 bits[(h >> 6) as usize] |= 1u64 << (h & 63);
                 index.push((h, id as u16, o as u8));
@@ -250,9 +251,7 @@ impl Prefilter {
             let mut k: u32 = (fold(b[0]) as u32) << 8 | fold(b[1]) as u32;
             for i in 2..b.len() {
                 k = (k << 8 | fold(b[i]) as u32) & 0x00FF_FFFF;
-                // Trigram bytes are stored little-end first: rebuild in keyword order.
-                let t = (k >> 16) | (k & 0xFF00) | ((k & 0xFF) << 16);
-                let h = tri_hash(t);
+                let h = tri_hash(k);
                 if self.bits[(h >> 6) as usize] & (1u64 << (h & 63)) == 0 {
                     continue;
                 }

@@ -14,6 +14,7 @@ use regex::Regex;
 
 use super::types::push_rule as push;
 use super::types::{ceil_boundary, floor_boundary, Candidate, Recognizer, Tier};
+use crate::bytescan::find_in_range;
 
 mod addresses;
 mod ages;
@@ -417,32 +418,6 @@ fn house_num_at(text: &str, i: usize) -> Option<usize> {
         return None;
     }
     Some(end)
-}
-
-/// Index of the first byte in `b[from..]` within `lo..=hi` (ASCII bounds). Eight bytes at a
-/// time (SWAR): this scan touches every byte of the text, so it sets the recognizer's speed.
-fn find_in_range(b: &[u8], from: usize, lo: u8, hi: u8) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut i = from;
-    while i + 8 <= b.len() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i..i + 8]);
-        let x = u64::from_le_bytes(w);
-        let low7 = x & !HIGH;
-        // Per byte, neither sum carries: high bit set iff low7 >= lo, and iff low7 <= hi.
-        let ge = low7.wrapping_add(ONES * u64::from(0x80 - lo));
-        let le = (ONES * u64::from(0x80 + hi)).wrapping_sub(low7);
-        let m = ge & le & !x & HIGH;
-        if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    b.get(i..)?
-        .iter()
-        .position(|c| (lo..=hi).contains(c))
-        .map(|o| i + o)
 }
 
 /// ASCII case-insensitive search of `needle` in `b[from..to]`, without allocating.
