@@ -217,6 +217,8 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
         }
     }
     let total: f64 = mass.iter().sum();
+    // The whole split, for calibration runs (`TANDEM_LOG=tandem_core::router::selfcheck=debug`).
+    tracing::debug!(?letters, ?mass, "belief between the letters");
     let best = mass
         .iter()
         .enumerate()
