@@ -359,6 +359,20 @@ fn sent_of(s: &std::sync::Arc<Scanner>, prompt: &str) -> String {
         .text()
 }
 
+/// For each (prompt, gone, kept): what leaves for the prompt holds none of `gone` and all of
+/// `kept`.
+fn gone_and_kept(s: &std::sync::Arc<Scanner>, cases: &[(&str, &[&str], &[&str])]) {
+    for (prompt, gone, kept) in cases {
+        let sent = sent_of(s, prompt);
+        for g in *gone {
+            assert!(!sent.contains(g), "{g:?} left in {sent}");
+        }
+        for k in *kept {
+            assert!(sent.contains(k), "{k:?} lost from {sent}");
+        }
+    }
+}
+
 /// A task about a named place, company or person loses the names (the cloud works on
 /// placeholders, restored on the device); a short question about the world keeps the names a
 /// dictionary knows and loses the ones it does not; names of technologies and an exam's terms
@@ -400,15 +414,7 @@ fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
             &["Moon", "Earth"],
         ),
     ];
-    for (prompt, gone, kept) in cases {
-        let sent = sent_of(&s, prompt);
-        for g in *gone {
-            assert!(!sent.contains(g), "{g:?} left in {sent}");
-        }
-        for k in *kept {
-            assert!(sent.contains(k), "{k:?} lost from {sent}");
-        }
-    }
+    gone_and_kept(&s, cases);
     // A country keeps its kind: the cloud knows what the task is about.
     let sent = sent_of(&s, "Write an ad for moving from Belgium to Spain");
     assert!(sent.contains("from [COUNTRY_1] to [COUNTRY_2]"), "{sent}");
@@ -475,15 +481,7 @@ fn an_exam_question_keeps_what_it_asks_about() {
             &["Which grade did", "A. B+"],
         ),
     ];
-    for (prompt, gone, kept) in cases {
-        let sent = sent_of(&s, prompt);
-        for g in *gone {
-            assert!(!sent.contains(g), "{g:?} left in {sent}");
-        }
-        for k in *kept {
-            assert!(sent.contains(k), "{k:?} lost from {sent}");
-        }
-    }
+    gone_and_kept(&s, cases);
 }
 
 #[tokio::test]
