@@ -1174,3 +1174,23 @@ fn the_mcp_server_speaks_streamable_http_behind_the_token() {
         "{v}"
     );
 }
+
+/// An exam question is about the world: what it asks about leaves as written ("Morris Worm",
+/// the options), while a name no dictionary knows and an email in it never do. Mutation-checked:
+/// with every person in an exam question counted public, "Zhekova" is sent.
+#[test]
+fn an_exam_question_goes_as_asked_but_not_the_private_name_in_it() {
+    let w = World::new();
+    w.ask(
+        "Which grade should Emily Zhekova get for her essay on the Morris Worm? Mail it to \
+         emily.zhekova@gmail.com.\nA. B+\nB. A-\nC. C\nD. F\nAnswer:",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(
+        got[0].contains("Morris Worm") && got[0].contains("A. B+\\nB. A-"),
+        "the question went as asked: {}",
+        got[0]
+    );
+    w.assert_never_sent(&["Zhekova", "emily.zhekova", "gmail.com"]);
+}
