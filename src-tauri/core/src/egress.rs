@@ -414,9 +414,10 @@ pub fn last_line_check(scanner: &Scanner, req: &SanitizedRequest) -> Option<Stri
     texts.push(joined);
     for text in &texts {
         let report = scanner.scan_with(text, Provenance::Content);
-        if report.verdict != Verdict::Public {
-            let what: Vec<&str> = report
-                .spans
+        // (What an exam question keeps on purpose does not count: the plan's own rule.)
+        let (verdict, spans) = sensitivity::leaving_verdict(text, &report);
+        if verdict != Verdict::Public {
+            let what: Vec<&str> = spans
                 .iter()
                 .filter(|s| !crate::sensitivity::is_context_only(&s.label))
                 .map(|s| s.label.as_str())
@@ -428,7 +429,7 @@ pub fn last_line_check(scanner: &Scanner, req: &SanitizedRequest) -> Option<Stri
                 } else {
                     what.join(", ")
                 },
-                report.verdict
+                verdict
             ));
         }
     }

@@ -37,8 +37,9 @@ use serde::{Deserialize, Serialize};
 
 pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{
-    apply, decide, decide_material, entity_spans, fragments, masks_entities, reads_personal,
-    redact, redact_report, unknown_word_spans, Decided, Decision, Decisions, Fragment, Redaction,
+    apply, decide, decide_material, entity_spans, fragments, leaving_verdict, masks_entities,
+    reads_personal, redact, redact_report, unknown_word_spans, Decided, Decision, Decisions,
+    Fragment, Redaction,
 };
 pub use secrets::{Check as SecretCheck, SecretRule};
 pub use types::{Candidate, Recognizer, Tier};
@@ -674,7 +675,10 @@ fn to_char_spans(text: &str, kept: Vec<Candidate>) -> Vec<Span> {
         .collect()
 }
 
-fn verdict_of<'a>(labels: impl Iterator<Item = &'a str>, provenance: Provenance) -> Verdict {
+pub(crate) fn verdict_of<'a>(
+    labels: impl Iterator<Item = &'a str>,
+    provenance: Provenance,
+) -> Verdict {
     if provenance == Provenance::SensitiveSource {
         return Verdict::LocalOnly;
     }

@@ -364,6 +364,29 @@ pub fn decide_report(
     }
 }
 
+/// The verdict on a text about to leave (the egress door's last-line check) and the findings
+/// behind it: the scanner's, except that what an exam question keeps on purpose
+/// (`exam_public_spans`, the same rule the plan applied) does not count.
+pub fn leaving_verdict<'a>(text: &str, report: &'a ScanReport) -> (Verdict, Vec<&'a Span>) {
+    let public = if exam_question(text) {
+        exam_public_spans(text, report)
+    } else {
+        None
+    };
+    let Some(public) = public.filter(|p| p.iter().any(|&k| k)) else {
+        return (report.verdict, report.spans.iter().collect());
+    };
+    let left: Vec<&Span> = report
+        .spans
+        .iter()
+        .zip(&public)
+        .filter(|(_, &p)| !p)
+        .map(|(s, _)| s)
+        .collect();
+    let verdict = super::verdict_of(left.iter().map(|s| s.label.as_str()), Provenance::Content);
+    (verdict, left)
+}
+
 /// Which of the scanner's findings in an exam question (`exam_question`) name public things
 /// and stay: a person or group whose last word a general dictionary spells as a proper noun
 /// ("John Stuart Mill", "Lenin", "Hindu" — public knowledge, as in `asks_about_the_world`), an

@@ -1176,8 +1176,9 @@ fn the_mcp_server_speaks_streamable_http_behind_the_token() {
 }
 
 /// An exam question is about the world: what it asks about leaves as written ("Morris Worm",
-/// the options), while a name no dictionary knows and an email in it never do. Mutation-checked:
-/// with every person in an exam question counted public, "Zhekova" is sent.
+/// the options, an age), while a name no dictionary knows and an email in it never do.
+/// Mutation-checked: with every person in an exam question counted public, "Zhekova" is sent;
+/// with the door's last-line check back on the scanner's bare verdict, the age case is blocked.
 #[test]
 fn an_exam_question_goes_as_asked_but_not_the_private_name_in_it() {
     let w = World::new();
@@ -1193,4 +1194,15 @@ fn an_exam_question_goes_as_asked_but_not_the_private_name_in_it() {
         got[0]
     );
     w.assert_never_sent(&["Zhekova", "emily.zhekova", "gmail.com"]);
+
+    // An age the plan keeps in an exam is no reason for the door to block: the last-line check
+    // applies the plan's own rule (without it, this task fell back to the local model).
+    let w = World::new();
+    w.ask(
+        "A 32-year-old man is brought to the emergency department after a crash. Which bone \
+         is most likely fractured?\nA. Femur\nB. Pelvis\nAnswer:",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the exam went to the cloud");
+    assert!(got[0].contains("32-year-old"), "{}", got[0]);
 }
