@@ -141,13 +141,23 @@ impl ScanReport {
 
     /// Per span: is it masked? (See `mask_spans`.)
     pub fn mask_flags(&self) -> Vec<bool> {
+        self.mask_flags_keeping(&[])
+    }
+
+    /// `mask_flags` for a text that keeps the spans flagged in `keep` on purpose (an exam
+    /// question's public names, `redact::decide_report`): those are never masked, and they do
+    /// not make a context-only label identifying.
+    pub fn mask_flags_keeping(&self, keep: &[bool]) -> Vec<bool> {
+        let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
         let personal = self
             .spans
             .iter()
-            .any(|s| !is_context_only(&s.label) && !is_content(&s.label));
+            .enumerate()
+            .any(|(i, s)| !kept(i) && !is_context_only(&s.label) && !is_content(&s.label));
         self.spans
             .iter()
-            .map(|s| personal || !is_context_only(&s.label))
+            .enumerate()
+            .map(|(i, s)| !kept(i) && (personal || !is_context_only(&s.label)))
             .collect()
     }
 }

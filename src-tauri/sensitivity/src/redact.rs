@@ -233,16 +233,7 @@ pub fn decide_report(
     };
     let (mask, reasons) = match &exam_public {
         Some(public) if public.iter().any(|&p| p) => {
-            let still =
-                report.spans.iter().zip(public).any(|(s, &p)| {
-                    !p && !is_content(&s.label) && !super::is_context_only(&s.label)
-                });
-            let mask: Vec<bool> = report
-                .spans
-                .iter()
-                .zip(public)
-                .map(|(s, &p)| !p && (still || !super::is_context_only(&s.label)))
-                .collect();
+            let mask = report.mask_flags_keeping(public);
             let told: Vec<Span> = report
                 .spans
                 .iter()
@@ -533,14 +524,14 @@ pub fn redact_report(
 /// identifier, and in the user's own material: redaction masks them in such texts. A
 /// question about the world ("Where is Plovdiv?") keeps them.
 ///
-/// An exam question (lettered options) that does not read as the user's own is about the
-/// world even when the scanner finds something in it ("C. Morris Worm", "a 32-year-old man",
-/// a false address in "A. amnion / B. chorion"): what it found is masked, but its other names
-/// and terms are what it asks about and stay ("Love Bug", "SQL Slammer"); masking them too
-/// left 285 of 1,410 dev MMLU questions unanswerable placeholders.
-/// Nor do its length (a case vignette, a quoted passage) or its first-person words (a
-/// textbook's "we", a quoted speech, a moral scenario's "I") make it the user's own material.
-/// Policy private still masks everything (`decide`'s `personal`).
+/// An exam question (lettered options) is about the world even when the scanner finds
+/// something in it ("C. Morris Worm", "a 32-year-old man", a false address on "B. 400 N"): its
+/// other names and terms are what it asks about and stay ("Love Bug", "SQL Slammer"); masking
+/// them too left 285 of 1,410 dev MMLU questions with unanswerable placeholders. (What the
+/// scanner found is judged by `exam_public_spans`.) Nor do its length (a case vignette, a
+/// quoted passage) or its first-person words (a textbook's "we", a quoted speech, a moral
+/// scenario's "I") make it the user's own material. Policy private still masks everything
+/// (`decide`'s `personal`).
 pub fn masks_entities(text: &str, report: &ScanReport) -> bool {
     if exam_question(text) {
         return false;
