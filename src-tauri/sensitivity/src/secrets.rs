@@ -133,7 +133,7 @@ fn listed(list: &[String], w: &str) -> bool {
 
 // What may follow a secret-sounding identifier (matched anchored at the identifier's end):
 // `= value`, `: "value"`, `("value"`, ` "value"`, `>value</` (XML), ` is value` (prose).
-const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>(?P<v7>[^<\s]+)</|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,}))"#;
+const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>\{(?P<braced>[^{}<\r\n]+)\}</|>(?P<v7>[^<\s]+)</|[ \t]+-[ \t]+(?:"(?P<v9>[^"\r\n]+)"|'(?P<v10>[^'\r\n]+)')|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,}))"#;
 // `"value" == ident` (matched anchored at the identifier's start, so the window ends there).
 const BEFORE_IDENT: &str =
     r#"(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)')[ \t]{0,4}(?:===|!==|==|!=)[ \t]{0,4}$"#;
@@ -536,7 +536,10 @@ impl SecretRecognizer {
             && (matches!(
                 b[k],
                 b'=' | b':' | b'(' | b'"' | b'\'' | b'`' | b'<' | b'!' | b'?' | b'>' | b']'
-            ) || (k > ie && (b[k..].starts_with(b"is ") || b[k..].starts_with(b"was "))));
+            ) || (k > ie
+                && (b[k..].starts_with(b"is ")
+                    || b[k..].starts_with(b"was ")
+                    || b[k..].starts_with(b"- "))));
         let mut j = is;
         while j > 0 && is - j < 6 && (b[j - 1] == b' ' || b[j - 1] == b'\t') {
             j -= 1;
@@ -546,18 +549,38 @@ impl SecretRecognizer {
             return;
         }
         // Only ASCII bytes were crossed, so `is` and `ie` are char boundaries.
-        if !ident_is_secret(&text[is..ie]) {
+        let name = ident_name(&text[is..ie]);
+        if name == Name::No {
             return;
         }
-        let hi = ceil_boundary(text, ie.saturating_add(260).min(b.len()));
+        let verdict = |v: &str| match name {
+            Name::Strong => generic_verdict(v),
+            _ => weak_name_verdict(v),
+        };
+        let hi = ceil_boundary(text, ie.saturating_add(1024).min(b.len()));
         if let Some(caps) = self.after_ident.captures(&text[ie..hi]) {
-            if let Some((s, e)) = secret_group(&caps) {
+            if let Some(m) = caps.name("braced") {
+                // `<secret>{...}</secret>`: a wrapped value, or several words of which the
+                // random-looking ones are the credential.
+                let (bs, be) = (ie + m.start(), ie + m.end());
+                let inner = &text[bs..be];
+                if inner.contains([' ', '\t']) {
+                    for part in inner.split([' ', '\t']).filter(|p| !p.is_empty()) {
+                        let ps = bs + (part.as_ptr() as usize - inner.as_ptr() as usize);
+                        if verdict(part) == Verdict::Accept {
+                            push(found, ps, ps + part.len(), Verdict::Accept, 0.75, false);
+                        }
+                    }
+                } else {
+                    push(found, bs - 1, be + 1, verdict(inner), 0.75, self.keep_placeholders);
+                }
+            } else if let Some((s, e)) = secret_group(&caps) {
                 let (s, e) = trim_value(text, ie + s, ie + e);
                 push(
                     found,
                     s,
                     e,
-                    generic_verdict(&text[s..e]),
+                    verdict(&text[s..e]),
                     0.75,
                     self.keep_placeholders,
                 );
@@ -572,7 +595,7 @@ impl SecretRecognizer {
                         found,
                         lo + s,
                         lo + e,
-                        generic_verdict(&text[lo + s..lo + e]),
+                        verdict(&text[lo + s..lo + e]),
                         0.75,
                         self.keep_placeholders,
                     );
@@ -762,7 +785,7 @@ fn trim_value(text: &str, s: usize, mut e: usize) -> (usize, usize) {
 /// First participating group named `s*` or `v*`, else the whole match, as byte offsets.
 fn secret_group(caps: &Captures) -> Option<(usize, usize)> {
     for name in [
-        "s", "s1", "s2", "s3", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8",
+        "s", "s1", "s2", "s3", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10",
     ] {
         if let Some(m) = caps.name(name) {
             return Some((m.start(), m.end()));
@@ -974,13 +997,15 @@ fn looks_like_code_ref(v: &str) -> bool {
     if ident_end < b.len() && b[ident_end] == b'(' {
         return true;
     }
-    // Whole value is a dotted path of identifiers like `settings.SECRET_KEY` or `self.token2`.
+    // Whole value is a dotted path of identifiers like `settings.SECRET_KEY` or `self.token2`;
+    // not a dotted token whose parts are generated (`oNKE6BzKsFuO8qvuau.kqvuAuEkFUS5hoEo...`).
     ident_end == b.len()
         && ident.contains('.')
         && ident.split('.').all(|p| {
             p.as_bytes()
                 .first()
                 .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                && !(p.len() >= 16 && letter_digit_switches(p) >= 3)
         })
 }
 
@@ -1007,6 +1032,72 @@ fn ident_words(ident: &str) -> Vec<String> {
         words.push(cur);
     }
     words
+}
+
+/// How strongly an identifier names a credential.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Name {
+    No,
+    /// `key`, `Key1`, `solarwindsKey`, `adobe KEY`: a key of some kind, which may be a lookup
+    /// key as well as a credential. Only a value that is clearly random counts.
+    Weak,
+    /// `db_password`, `apiKey`, `CLIENT_SECRET`: any value that is not a word, path, reference or
+    /// placeholder counts.
+    Strong,
+}
+
+fn ident_name(ident: &str) -> Name {
+    if ident_is_secret(ident) {
+        return Name::Strong;
+    }
+    let words = ident_words(ident);
+    let lists = &data().words;
+    let excluded = words.iter().any(|x| listed(&lists.not_secret_words, x))
+        || words
+            .last()
+            .is_some_and(|l| listed(&lists.not_secret_last_words, l));
+    let keyish = |w: &String| {
+        w.strip_prefix("key")
+            .is_some_and(|rest| rest.bytes().all(|c| c.is_ascii_digit()))
+    };
+    if !excluded && words.iter().any(keyish) {
+        Name::Weak
+    } else {
+        Name::No
+    }
+}
+
+/// The value test behind a weak name: what the strong test accepts, and in addition
+/// random-looking — long, letters and digits interleaved, high entropy — as generated keys are
+/// and lookup keys, words, dates and identifiers are not.
+fn weak_name_verdict(v: &str) -> Verdict {
+    let verdict = generic_verdict(v);
+    if verdict != Verdict::Accept {
+        return verdict;
+    }
+    let n = v.chars().count();
+    // Generated keys interleave letters and digits; names and dates keep them in runs
+    // (`user-profile-2024-11-03`, `report_2023_q4_final`).
+    let switches = letter_digit_switches(v);
+    if n >= 16
+        && switches >= 2.max(n / 8)
+        && shannon(v) >= 3.3f32.min((n as f32).log2() - 0.6)
+    {
+        Verdict::Accept
+    } else {
+        Verdict::Reject
+    }
+}
+
+/// How often a letter and a digit touch: many times in generated strings, rarely in names.
+fn letter_digit_switches(v: &str) -> usize {
+    v.as_bytes()
+        .windows(2)
+        .filter(|w| {
+            (w[0].is_ascii_digit() && w[1].is_ascii_alphabetic())
+                || (w[0].is_ascii_alphabetic() && w[1].is_ascii_digit())
+        })
+        .count()
 }
 
 /// Does this identifier name a credential? `db_password`, `apiKey`, `CLIENT_SECRET`, `secrete`,
@@ -1750,6 +1841,41 @@ mod tests {
         silent(
             r#"<input type="hidden" name="authenticity_token" value="7SWa-Fo1_hsC6oovfBsJFLGPUl2EhkSWPbJhWANwgaJWBDl1vxd9VNqXTNAefsJqzIRYaZEfYZLffa31rw8zJA" autocomplete="off" />"#,
         );
+    }
+
+    /// Credentials no vendor rule names: a bare or vendor-qualified `key` with a generated
+    /// value, a dash before a quoted value, a credential element holding several words.
+    /// A weak name needs a random-looking value, so lookup keys, dates and words stay clean.
+    #[test]
+    fn weak_names_need_random_values() {
+        fires(
+            "[DEBUG] Using acme KEY=q7vx2mp9rt4kl8wz3nb6cy1dh5jg0fs",
+            "q7vx2mp9rt4kl8wz3nb6cy1dh5jg0fs",
+        );
+        fires(
+            r#"acmeCloudKey := "Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1Gc6Fs0Ya""#,
+            "Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1Gc6Fs0Ya",
+        );
+        fires(r#"key1 = "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e""#, "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e");
+        fires("Your ACME key is 7d1f9b3c5a2e8d4f6b0c, keep it safe.", "7d1f9b3c5a2e8d4f6b0c");
+        fires("acme token - 'Qm3xT8vK1pZ6rW9nL4bY'", "Qm3xT8vK1pZ6rW9nL4bY");
+        fires(
+            "<secret>{acme AQAAABAAA q7Vx2mP9rT4kL8wZ3nB6cY1d}</secret>",
+            "q7Vx2mP9rT4kL8wZ3nB6cY1d",
+        );
+        fires(
+            "<password>{AQAAABAAAAAQm8Vx2pL9rT4kZ7wN3bQ6cY1dH5jG0fSe=}</password>",
+            "{AQAAABAAAAAQm8Vx2pL9rT4kZ7wN3bQ6cY1dH5jG0fSe=}",
+        );
+        silent("cache key: user-profile-2024-11-03");
+        silent(r#"key = "sort_by_date_2023_desc""#);
+        silent("The key is 12345678901234567890.");
+        silent("primary key = customer_id");
+        silent(r#"monkey = "a8F3kq92LmZ0pX7wR5tY""#);
+        silent(r#"keyId = "a8F3kq92LmZ0pX7wR5tY""#);
+        silent(r#"key = "Ab1""#);
+        silent("<password>{db_password}</password>");
+        silent("acme token - 'see the settings page'");
     }
 
     #[test]
