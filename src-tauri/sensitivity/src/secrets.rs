@@ -672,9 +672,106 @@ impl Recognizer for SecretRecognizer {
             }
         }
         self.discord_pass(text, &mut found);
+        quoted_pass(text, &mut found);
         resolve_overlaps(&mut found);
         out.extend(found);
     }
+}
+
+/// A quoted value that is clearly generated (`'ZrGOAl9jlTlAKxw4hXZXeRmd6wvndEr2'`) is a credential
+/// even when nothing names it: code quotes keys that vendor rules do not know, and quotes words,
+/// paths and identifiers far more often than random strings. Hex (hashes, UUIDs) is left alone,
+/// and so is a value whose name says it is something else (`csrf_token`, `request_id`).
+/// Measured: bare near-miss vendor shapes (detect-secrets' and gitleaks' negatives) are mostly
+/// unquoted, so requiring the quotes keeps them clean.
+fn quoted_pass(text: &str, found: &mut Vec<Candidate>) {
+    let b = text.as_bytes();
+    let value_byte =
+        |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b'~');
+    let mut next = 0;
+    for i in memchr::memchr2_iter(b'"', b'\'', b) {
+        if i < next || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let q = b[i];
+        let mut j = i + 1;
+        while j < b.len() && j - i <= 600 && value_byte(b[j]) {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != q || j - i - 1 < 24 {
+            continue;
+        }
+        next = j + 1;
+        // Only ASCII bytes were crossed, so `i + 1` and `j` are char boundaries.
+        let v = &text[i + 1..j];
+        if !generated_value(v) || named_otherwise(text, i) {
+            continue;
+        }
+        push(found, i + 1, j, Verdict::Accept, 0.6, false);
+    }
+}
+
+/// Long, letters and digits interleaved throughout, high entropy, not hex, not a path or URL.
+fn generated_value(v: &str) -> bool {
+    let n = v.len();
+    let hex = v
+        .bytes()
+        .all(|c| c.is_ascii_hexdigit() || c == b'-');
+    !hex
+        && !v.contains("://")
+        && !v.starts_with('/')
+        && v.matches('/').count() < 2
+        && letter_digit_switches(v) >= 4.max(n / 6)
+        && shannon(v) >= 4.0
+        && generic_verdict(v) == Verdict::Accept
+}
+
+/// The identifier a quoted value at `q` is assigned to (`name = "`, `"name": "`, `name="`) names
+/// something that is not a credential.
+fn named_otherwise(text: &str, q: usize) -> bool {
+    let b = text.as_bytes();
+    let mut k = q;
+    while k > 0 && matches!(b[k - 1], b' ' | b'\t') {
+        k -= 1;
+    }
+    if k == 0 || !matches!(b[k - 1], b'=' | b':') {
+        return false;
+    }
+    k -= 1;
+    while k > 0 && matches!(b[k - 1], b' ' | b'\t' | b'"' | b'\'' | b':') {
+        k -= 1;
+    }
+    let e = k;
+    while k > 0 && e - k < 80 && (b[k - 1].is_ascii_alphanumeric() || matches!(b[k - 1], b'_' | b'-' | b'.')) {
+        k -= 1;
+    }
+    if k == e {
+        return false;
+    }
+    let mut name = &text[k..e];
+    // An HTML field: `<input name="authenticity_token" value="...">` is named by its `name`.
+    if name.eq_ignore_ascii_case("value") {
+        let tag = &b[floor_boundary(text, k.saturating_sub(200))..k];
+        if let Some(lt) = memchr::memrchr(b'<', tag) {
+            let tag = &tag[lt..];
+            if let Some(n) = memchr::memmem::rfind(tag, b"name=") {
+                let rest = &tag[n + 5..];
+                let rest = rest.strip_prefix(b"\"").or(rest.strip_prefix(b"'")).unwrap_or(rest);
+                let len = rest
+                    .iter()
+                    .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')))
+                    .unwrap_or(rest.len());
+                // ASCII only, so this is valid UTF-8.
+                name = std::str::from_utf8(&rest[..len]).unwrap_or(name);
+            }
+        }
+    }
+    let words = ident_words(name);
+    let lists = &data().words;
+    words.iter().any(|x| listed(&lists.not_secret_words, x))
+        || words
+            .last()
+            .is_some_and(|l| listed(&lists.not_secret_last_words, l))
 }
 
 /// Rewrites `\w`, `\d`, `\s` to their ASCII POSIX classes: the Unicode versions make some of
@@ -1876,6 +1973,29 @@ mod tests {
         silent(r#"key = "Ab1""#);
         silent("<password>{db_password}</password>");
         silent("acme token - 'see the settings page'");
+    }
+
+    /// A quoted generated value is a credential with no name at all; quoted hashes, UUIDs,
+    /// paths, words and values named as something else are not.
+    #[test]
+    fn quoted_generated_values() {
+        fires(
+            "acme 'Qm3xT8vK1pZ6rW9nL4bY7cD2fG5hJ0kA' acme 'acme.example.com'",
+            "Qm3xT8vK1pZ6rW9nL4bY7cD2fG5hJ0kA",
+        );
+        fires(
+            r#"client = Acme("z9Q2w7E4r1T8y5U3i6O0p2A7s4D9f1G6")"#,
+            "z9Q2w7E4r1T8y5U3i6O0p2A7s4D9f1G6",
+        );
+        silent(r#"sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08""#);
+        silent(r#"run_id: "3f2b9c1e-8d4a-4e7b-9c2d-1a5f6e7b8c9d""#);
+        silent(r#"path = "src/assets/img/logo_2x_v3/header-1920x1080.png""#);
+        silent(r#"title = "Quarterly-report-for-the-finance-team""#);
+        silent(r#"request_id = "Qm3xT8vK1pZ6rW9nL4bY7cD2fG5hJ0kA""#);
+        silent(
+            r#"<input type="hidden" name="csrf_token" value="Qm3xT8vK1pZ6rW9nL4bY7cD2fG5hJ0kA" />"#,
+        );
+        silent("He said 'Qm3xT8vK1pZ6rW9nL4bY' and left"); // too short to be sure
     }
 
     #[test]
