@@ -1177,7 +1177,7 @@ fn weak_name_verdict(v: &str) -> Verdict {
     // (`user-profile-2024-11-03`, `report_2023_q4_final`).
     let switches = letter_digit_switches(v);
     if n >= 16
-        && switches >= 2.max(n / 8)
+        && switches >= (n / 8).clamp(2, 8)
         && shannon(v) >= 3.3f32.min((n as f32).log2() - 0.6)
     {
         Verdict::Accept
