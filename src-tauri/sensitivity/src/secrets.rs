@@ -572,7 +572,14 @@ impl SecretRecognizer {
                         }
                     }
                 } else {
-                    push(found, bs - 1, be + 1, verdict(inner), 0.75, self.keep_placeholders);
+                    push(
+                        found,
+                        bs - 1,
+                        be + 1,
+                        verdict(inner),
+                        0.75,
+                        self.keep_placeholders,
+                    );
                 }
             } else if let Some((s, e)) = secret_group(&caps) {
                 let (s, e) = trim_value(text, ie + s, ie + e);
@@ -686,8 +693,9 @@ impl Recognizer for SecretRecognizer {
 /// unquoted, so requiring the quotes keeps them clean.
 fn quoted_pass(text: &str, found: &mut Vec<Candidate>) {
     let b = text.as_bytes();
-    let value_byte =
-        |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b'~');
+    let value_byte = |c: u8| {
+        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b'~')
+    };
     let mut next = 0;
     for i in memchr::memchr2_iter(b'"', b'\'', b) {
         if i < next || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
@@ -714,11 +722,8 @@ fn quoted_pass(text: &str, found: &mut Vec<Candidate>) {
 /// Long, letters and digits interleaved throughout, high entropy, not hex, not a path or URL.
 fn generated_value(v: &str) -> bool {
     let n = v.len();
-    let hex = v
-        .bytes()
-        .all(|c| c.is_ascii_hexdigit() || c == b'-');
-    !hex
-        && !v.contains("://")
+    let hex = v.bytes().all(|c| c.is_ascii_hexdigit() || c == b'-');
+    !hex && !v.contains("://")
         && !v.starts_with('/')
         && v.matches('/').count() < 2
         && letter_digit_switches(v) >= 4.max(n / 6)
@@ -742,7 +747,10 @@ fn named_otherwise(text: &str, q: usize) -> bool {
         k -= 1;
     }
     let e = k;
-    while k > 0 && e - k < 80 && (b[k - 1].is_ascii_alphanumeric() || matches!(b[k - 1], b'_' | b'-' | b'.')) {
+    while k > 0
+        && e - k < 80
+        && (b[k - 1].is_ascii_alphanumeric() || matches!(b[k - 1], b'_' | b'-' | b'.'))
+    {
         k -= 1;
     }
     if k == e {
@@ -756,7 +764,10 @@ fn named_otherwise(text: &str, q: usize) -> bool {
             let tag = &tag[lt..];
             if let Some(n) = memchr::memmem::rfind(tag, b"name=") {
                 let rest = &tag[n + 5..];
-                let rest = rest.strip_prefix(b"\"").or(rest.strip_prefix(b"'")).unwrap_or(rest);
+                let rest = rest
+                    .strip_prefix(b"\"")
+                    .or(rest.strip_prefix(b"'"))
+                    .unwrap_or(rest);
                 let len = rest
                     .iter()
                     .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')))
@@ -1953,9 +1964,18 @@ mod tests {
             r#"acmeCloudKey := "Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1Gc6Fs0Ya""#,
             "Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1Gc6Fs0Ya",
         );
-        fires(r#"key1 = "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e""#, "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e");
-        fires("Your ACME key is 7d1f9b3c5a2e8d4f6b0c, keep it safe.", "7d1f9b3c5a2e8d4f6b0c");
-        fires("acme token - 'Qm3xT8vK1pZ6rW9nL4bY'", "Qm3xT8vK1pZ6rW9nL4bY");
+        fires(
+            r#"key1 = "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e""#,
+            "9f2c7b1e4d8a3f6c0b5e9d2a7c4f1b8e",
+        );
+        fires(
+            "Your ACME key is 7d1f9b3c5a2e8d4f6b0c, keep it safe.",
+            "7d1f9b3c5a2e8d4f6b0c",
+        );
+        fires(
+            "acme token - 'Qm3xT8vK1pZ6rW9nL4bY'",
+            "Qm3xT8vK1pZ6rW9nL4bY",
+        );
         fires(
             "<secret>{acme AQAAABAAA q7Vx2mP9rT4kL8wZ3nB6cY1d}</secret>",
             "q7Vx2mP9rT4kL8wZ3nB6cY1d",

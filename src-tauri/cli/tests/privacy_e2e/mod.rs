@@ -330,6 +330,42 @@ fn dotted_names_organisations_and_curl_credentials_leave_as_placeholders() {
     ]);
 }
 
+/// Credentials no vendor rule names leave in no part: a key under a bare or vendor-qualified
+/// `KEY`, a token after a dash, a quoted generated value with no name at all; the question
+/// still goes. Real binary, recording loopback, planted values. Mutation-checked: with weak
+/// names off (`ident_name` never `Weak`), or the quoted pass off, a value leaves as `[CODE_1]`
+/// instead of a credential.
+#[test]
+fn credentials_no_vendor_rule_names_never_leave() {
+    let w = World::new();
+    w.ask(
+        "Why does this service log an auth failure?\n\
+         [DEBUG] Using acme KEY=q7vx2mp9rt4kl8wz3nb6cy1dh5jg0fs\n\
+         [DEBUG] acme token - 'Qm3xT8vK1pZ6rW9nL4bY'\n\
+         client = Acme(\"z9Q2w7E4r1T8y5U3i6O0p2A7s4D9f1G6\")",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(
+        got[0].contains("Why does this service log an auth failure?"),
+        "the question went as written: {}",
+        got[0]
+    );
+    // Each leaves as a credential (other layers would mask a random code too, but as a code).
+    for n in 1..=3 {
+        assert!(
+            got[0].contains(&format!("[SECRET_{n}]")),
+            "three credentials: {}",
+            got[0]
+        );
+    }
+    w.assert_never_sent(&[
+        "q7vx2mp9rt4kl8wz3nb6cy1dh5jg0fs",
+        "Qm3xT8vK1pZ6rW9nL4bY",
+        "z9Q2w7E4r1T8y5U3i6O0p2A7s4D9f1G6",
+    ]);
+}
+
 /// "Personal" is decided over the whole request: notes attached to the user's own request
 /// keep a salary sentence that names no one on the device (in a public question the same
 /// words would go); the task and the other notes still go. Mutation-checked: with the plan's
