@@ -438,6 +438,14 @@ impl QuasiRecognizer {
             if st == k || !char_at(text, st).is_some_and(|c| c.is_alphabetic()) {
                 break;
             }
+            // "B. 400 N" on its own line is an option or list label, not a street called B.
+            let mut ls = st;
+            while ls > 0 && matches!(b[ls - 1], b' ' | b'\t') {
+                ls -= 1;
+            }
+            if k - st == 1 && k < j && (ls == 0 || b[ls - 1] == b'\n') {
+                break;
+            }
             starts.push(st);
             i = st;
         }

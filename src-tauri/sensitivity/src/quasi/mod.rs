@@ -763,6 +763,8 @@ mod tests {
             "Version 2.3.1 was released in Python 3 Cookbook.",
             "In 2019 Apple sold 300 Million phones.",
             "Capitalized Words Like Wisdom 12 appear here.",
+            "What force is needed?\nA. 200 N\nB. 400 N\nC. 800 N\nD. 1600 N",
+            "Pick one:\n  B. 12 W\n  C. 40 E",
         ] {
             assert!(none_of(t, "STREET_ADDRESS"), "{t}: {:?}", find(t));
         }
