@@ -133,7 +133,7 @@ fn listed(list: &[String], w: &str) -> bool {
 
 // What may follow a secret-sounding identifier (matched anchored at the identifier's end):
 // `= value`, `: "value"`, `("value"`, ` "value"`, `>value</` (XML), ` is value` (prose).
-const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>\{(?P<braced>[^{}<\r\n]+)\}</|>(?P<v7>[^<\s]+)</|[ \t]+-[ \t]+(?:"(?P<v9>[^"\r\n]+)"|'(?P<v10>[^'\r\n]+)')|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,}))"#;
+const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>\{(?P<braced>[^{}<\r\n]+)\}</|>(?P<v7>[^<\s]+)</|[ \t]+-[ \t]+(?:"(?P<v9>[^"\r\n]+)"|'(?P<v10>[^'\r\n]+)')|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,})|[ \t]+(?P<bare>[A-Za-z0-9_\-+/=.~]{16,1024})(?:[\s,;)]|$))"#;
 // `"value" == ident` (matched anchored at the identifier's start, so the window ends there).
 const BEFORE_IDENT: &str =
     r#"(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)')[ \t]{0,4}(?:===|!==|==|!=)[ \t]{0,4}$"#;
@@ -539,7 +539,8 @@ impl SecretRecognizer {
             ) || (k > ie
                 && (b[k..].starts_with(b"is ")
                     || b[k..].starts_with(b"was ")
-                    || b[k..].starts_with(b"- "))));
+                    || b[k..].starts_with(b"- ")
+                    || b[k].is_ascii_alphanumeric())));
         let mut j = is;
         while j > 0 && is - j < 6 && (b[j - 1] == b' ' || b[j - 1] == b'\t') {
             j -= 1;
@@ -581,6 +582,18 @@ impl SecretRecognizer {
                         self.keep_placeholders,
                     );
                 }
+            } else if let Some(m) = caps.name("bare") {
+                // `Using token 9fQ2…`: a value with no operator before it counts only when it is
+                // clearly generated, whatever the name, since prose puts words there.
+                let (s, e) = (ie + m.start(), ie + m.end());
+                push(
+                    found,
+                    s,
+                    e,
+                    weak_name_verdict(&text[s..e]),
+                    0.75,
+                    self.keep_placeholders,
+                );
             } else if let Some((s, e)) = secret_group(&caps) {
                 let (s, e) = trim_value(text, ie + s, ie + e);
                 push(
@@ -1984,6 +1997,12 @@ mod tests {
             "<password>{AQAAABAAAAAQm8Vx2pL9rT4kZ7wN3bQ6cY1dH5jG0fSe=}</password>",
             "{AQAAABAAAAAQm8Vx2pL9rT4kZ7wN3bQ6cY1dH5jG0fSe=}",
         );
+        fires(
+            "[DEBUG] Using token Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1 now",
+            "Zr4Lp8Qx2Nw7Vb3Km9Tj5Hd1",
+        );
+        silent("The token ring networks of the 1990s were slow.");
+        silent("Your password manager2024 export is ready.");
         silent("cache key: user-profile-2024-11-03");
         silent(r#"key = "sort_by_date_2023_desc""#);
         silent("The key is 12345678901234567890.");
