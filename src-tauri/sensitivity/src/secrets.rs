@@ -1058,9 +1058,11 @@ fn generic_verdict(raw: &str) -> Verdict {
     if is_placeholder_word(v) || looks_masked(v) || has_template_words(v) {
         return Verdict::Placeholder;
     }
-    // Letters and separators only: an identifier or a word, not a key (gitleaks' rule of thumb).
+    // Letters and separators only: an identifier or a word, not a key (gitleaks' rule of thumb),
+    // unless upper and lower case are mixed at random (`wjXKCFzOWEPRqhTmmbWtVQ`).
     if v.bytes()
         .all(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-'))
+        && !random_case(v)
     {
         return Verdict::Reject;
     }
@@ -1208,6 +1210,23 @@ fn weak_name_verdict(v: &str) -> Verdict {
     } else {
         Verdict::Reject
     }
+}
+
+/// Letters whose case changes as often as chance would have it: a quarter to three quarters
+/// upper case and a case change at least every third letter. camelCase and ACRONYMCase
+/// identifiers change case once a word (`getAccessTokenForUser`, `XMLHttpRequestHandler`).
+fn random_case(v: &str) -> bool {
+    let letters: Vec<u8> = v.bytes().filter(u8::is_ascii_alphabetic).collect();
+    let n = letters.len();
+    if n < 12 {
+        return false;
+    }
+    let upper = letters.iter().filter(|c| c.is_ascii_uppercase()).count();
+    let changes = letters
+        .windows(2)
+        .filter(|w| w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase())
+        .count();
+    upper * 4 >= n && upper * 4 <= n * 3 && changes * 3 >= n
 }
 
 /// How often a letter and a digit touch: many times in generated strings, rarely in names.
@@ -2003,6 +2022,12 @@ mod tests {
         );
         silent("The token ring networks of the 1990s were slow.");
         silent("Your password manager2024 export is ready.");
+        fires(
+            "acme token = 'wjQKCFzOWEPRqhTmmbWtVQ'",
+            "wjQKCFzOWEPRqhTmmbWtVQ",
+        );
+        silent("token = getAccessTokenForUser");
+        silent(r#"password = "XMLHttpRequestHandler""#);
         silent("cache key: user-profile-2024-11-03");
         silent(r#"key = "sort_by_date_2023_desc""#);
         silent("The key is 12345678901234567890.");
