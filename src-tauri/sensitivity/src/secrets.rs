@@ -790,7 +790,12 @@ fn named_otherwise(text: &str, q: usize) -> bool {
             }
         }
     }
-    let words = ident_words(name);
+    names_something_else(&ident_words(name))
+}
+
+/// An identifier's words say it names something other than a credential (`csrf_token`,
+/// `password_url`, `keyId`): the one exclusion every name test applies.
+fn names_something_else(words: &[String]) -> bool {
     let lists = &data().words;
     words.iter().any(|x| listed(&lists.not_secret_words, x))
         || words
@@ -1174,11 +1179,7 @@ fn ident_name(ident: &str) -> Name {
         return Name::Strong;
     }
     let words = ident_words(ident);
-    let lists = &data().words;
-    let excluded = words.iter().any(|x| listed(&lists.not_secret_words, x))
-        || words
-            .last()
-            .is_some_and(|l| listed(&lists.not_secret_last_words, l));
+    let excluded = names_something_else(&words);
     let keyish = |w: &String| {
         w.strip_prefix("key")
             .is_some_and(|rest| rest.bytes().all(|c| c.is_ascii_digit()))
@@ -1247,15 +1248,10 @@ fn ident_is_secret(ident: &str) -> bool {
     if words.is_empty() {
         return false;
     }
-    let lists = &data().words;
-    if words.iter().any(|x| listed(&lists.not_secret_words, x)) {
+    if names_something_else(&words) {
         return false;
     }
-    if let Some(last) = words.last() {
-        if listed(&lists.not_secret_last_words, last) {
-            return false;
-        }
-    }
+    let lists = &data().words;
     for (i, w) in words.iter().enumerate() {
         if listed(&lists.secret_words, w)
             // Words that merely start or end with a secret word: `dbpass`, `apikey1`, `mytoken`.
