@@ -664,6 +664,12 @@ mod tests {
 
     #[test]
     fn addresses_english_order() {
+        // An option label before a real address does not hide it (the label is not a street).
+        assert!(has(
+            "Which office?\nA. 12 Main Street\nB. 400 Oak Avenue",
+            "400 Oak Avenue",
+            "STREET_ADDRESS"
+        ));
         assert!(has(
             "Jacob lives on 90 Whitchurch Road street.",
             "90 Whitchurch Road",
