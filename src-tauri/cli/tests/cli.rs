@@ -499,3 +499,52 @@ fn folders_index_and_search_from_the_cli() {
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(v["removed"].as_u64(), Some(2), "{v}");
 }
+
+/// An indexing pass with the real names model files, the int8 copy `make test` derives
+/// included: notes that name people only the model finds (the rules alone leave these
+/// public) come out maskable, everyday notes public, on as many threads as the machine has.
+#[test]
+fn the_index_finds_names_with_the_bulk_names_model() {
+    let ner = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/ner");
+    assert!(
+        std::path::Path::new(ner).join("model_int8.onnx").is_file(),
+        "scripts/fetch-ner.sh derives models/ner/model_int8.onnx"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let notes = d.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let everyday = "The committee reviewed the quarterly figures and agreed to revisit the budget next spring. Please keep the tone friendly but precise. ";
+    for i in 0..12 {
+        let text = if i % 2 == 0 {
+            let who = ["Rosalind", "Bongani"][i % 4 / 2];
+            format!("{everyday}Yesterday {who} phoned about the boiler. {everyday}")
+        } else {
+            everyday.repeat(3)
+        };
+        std::fs::write(notes.join(format!("note{i:02}.txt")), text).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = tandem()
+            .env("TANDEM_CONFIG_DIR", d.path().join("config"))
+            .env("TANDEM_INDEX", d.path().join("index.sqlite3"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!err.contains("rules only"), "{err}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    run(&["folders", "add", notes.to_str().unwrap(), "--normal"]);
+    let v: serde_json::Value =
+        serde_json::from_str(run(&["index", "run", "--json"]).trim()).unwrap();
+    assert_eq!(v["indexed"].as_u64(), Some(12), "{v}");
+    let v: serde_json::Value =
+        serde_json::from_str(run(&["index", "status", "--json"]).trim()).unwrap();
+    assert_eq!(v["by_verdict"]["maskable"].as_u64(), Some(6), "{v}");
+    assert_eq!(v["by_verdict"]["public"].as_u64(), Some(6), "{v}");
+}

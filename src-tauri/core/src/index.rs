@@ -456,36 +456,54 @@ impl Index {
         Ok(n)
     }
 
-    /// Works through the queue: each file is extracted, classified, chunked and written in one
-    /// transaction, then leaves the queue. Stopping at any point loses at most one file's work.
+    /// Works through the queue in batches: the files of a batch are extracted and classified
+    /// on up to `bulk_threads()` threads at once (the scanner's bulk names model, one session
+    /// per thread), then each is written in one transaction and leaves the queue, in queue
+    /// order. Stopping at any point loses at most one batch's work.
     pub fn process_queue(
         &mut self,
         scanner: &Scanner,
         mut progress: impl FnMut(&PassStats),
     ) -> Result<PassStats, IndexError> {
+        let threads = crate::sensitivity::bulk_threads();
         let mut stats = PassStats::default();
         loop {
-            let next: Option<(String, String, bool)> = self
-                .conn
-                .query_row(
-                    "SELECT path, folder, sensitive FROM queue ORDER BY path LIMIT 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            let Some((path, folder, sensitive)) = next else {
-                break;
+            let batch: Vec<(String, String, bool)> = {
+                let mut st = self
+                    .conn
+                    .prepare("SELECT path, folder, sensitive FROM queue ORDER BY path LIMIT ?1")?;
+                let rows = st.query_map(params![(threads * 4) as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+                rows.collect::<Result<_, _>>()?
             };
-            stats.seen += 1;
-            match self.index_file(Path::new(&path), &folder, sensitive, scanner)? {
-                Outcome::Indexed => stats.indexed += 1,
-                Outcome::Unchanged => stats.unchanged += 1,
-                Outcome::Failed => stats.failed += 1,
-                Outcome::Removed => stats.removed += 1,
+            if batch.is_empty() {
+                break;
             }
-            self.conn
-                .execute("DELETE FROM queue WHERE path = ?1", params![path])?;
-            progress(&stats);
+            let mut steps = Vec::with_capacity(batch.len());
+            for (path, folder, sensitive) in &batch {
+                steps.push(self.prepare(Path::new(path), folder, *sensitive, threads > 1)?);
+            }
+            let mut read = read_jobs(&steps, &self.limits, scanner, threads);
+            for ((path, ..), step) in batch.iter().zip(steps) {
+                stats.seen += 1;
+                let outcome = match step {
+                    Step::Done(o) => o,
+                    Step::Read(job) => match read.next() {
+                        Some(r) => self.commit(&job, r)?,
+                        None => Outcome::Failed,
+                    },
+                };
+                match outcome {
+                    Outcome::Indexed => stats.indexed += 1,
+                    Outcome::Unchanged => stats.unchanged += 1,
+                    Outcome::Failed => stats.failed += 1,
+                    Outcome::Removed => stats.removed += 1,
+                }
+                self.conn
+                    .execute("DELETE FROM queue WHERE path = ?1", params![path])?;
+                progress(&stats);
+            }
         }
         Ok(stats)
     }
@@ -499,39 +517,6 @@ impl Index {
         Ok(roots)
     }
 
-    /// Extracts on a thread of its own with a large stack, the panic guard and the same
-    /// timeout as attachments: a parser that never finishes is abandoned (its thread ends on
-    /// its own), and the pass moves on.
-    fn extract_guarded(&self, path: &Path) -> Result<extract::Extracted, extract::ExtractError> {
-        let shown = path.display().to_string();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (p, limits) = (path.to_path_buf(), self.limits.clone());
-        let spawned = std::thread::Builder::new()
-            .name("tandem-extract".into())
-            .stack_size(64 << 20)
-            .spawn(move || {
-                let r = std::panic::catch_unwind(|| extract::extract_file(&p, &limits));
-                let _ = tx.send(r);
-            });
-        let panicked = || extract::ExtractError::Panicked {
-            path: shown.clone(),
-            kind: "document",
-        };
-        if spawned.is_err() {
-            return Err(panicked());
-        }
-        match rx.recv_timeout(self.limits.timeout) {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(panicked()),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                Err(extract::ExtractError::Timeout {
-                    path: shown.clone(),
-                    seconds: self.limits.timeout.as_secs(),
-                })
-            }
-        }
-    }
-
     /// Indexes one file now (a watcher calls this after the file settled).
     pub fn index_file(
         &mut self,
@@ -540,13 +525,32 @@ impl Index {
         sensitive: bool,
         scanner: &Scanner,
     ) -> Result<Outcome, IndexError> {
+        match self.prepare(path, folder, sensitive, false)? {
+            Step::Done(o) => Ok(o),
+            Step::Read(job) => {
+                let r = read_file(&job, &self.limits, scanner);
+                self.commit(&job, r)
+            }
+        }
+    }
+
+    /// Decides whether `path` must be read, from what the index knows of it; if so, marks it
+    /// as being read (`in_batch`: beside other files), so that a file that takes the process
+    /// down is known at the next pass.
+    fn prepare(
+        &mut self,
+        path: &Path,
+        folder: &str,
+        sensitive: bool,
+        in_batch: bool,
+    ) -> Result<Step, IndexError> {
         let key = path.to_string_lossy().into_owned();
         let sensitive = sensitive || self.sensitive_roots()?.iter().any(|r| path.starts_with(r));
         let meta = match std::fs::metadata(path) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.forget(&key)?;
-                return Ok(Outcome::Removed);
+                return Ok(Step::Done(Outcome::Removed));
             }
             // Permission denied, a link loop, ...: extraction below records the clear error.
             Err(_) => None,
@@ -565,6 +569,9 @@ impl Index {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
+        // A file that was being read beside others when the process died may be innocent: it
+        // is read again, alone, and only a crash then marks it failed.
+        let mut alone = !in_batch;
         if let Some((s, m, _, status, was_sensitive)) = &known {
             if *s == size && *m == mtime && readable {
                 match status.as_str() {
@@ -578,107 +585,108 @@ impl Index {
                         }
                         // A file that failed is recorded once, not read again every pass,
                         // until it changes.
-                        return Ok(Outcome::Unchanged);
+                        return Ok(Step::Done(Outcome::Unchanged));
                     }
                     // Its text left under the retention and it has not changed since: it is
                     // not read again (unless the retention no longer covers it).
                     "expired" if self.text_cutoff_ns().is_some_and(|c| mtime < c) => {
-                        return Ok(Outcome::Unchanged);
+                        return Ok(Step::Done(Outcome::Unchanged));
                     }
-                    // The process died while reading this very file (a parser that aborts
-                    // or overflows its stack is past any guard): record it failed once.
+                    // The process died while reading this very file, alone (a parser that
+                    // aborts or overflows its stack is past any guard): record it failed once.
                     "extracting" => {
                         self.conn.execute(
                             "UPDATE files SET status = 'failed', error_code = 'extract.crashed', error = ?2, sensitive_source = ?3, indexed_ms = ?4 WHERE path = ?1",
                             params![key, format!("{key}: Tandem stopped while reading this file; it is not read again until it changes"), sensitive, now_ms()],
                         )?;
-                        return Ok(Outcome::Failed);
+                        return Ok(Step::Done(Outcome::Failed));
                     }
+                    "extracting_batch" => alone = true,
                     _ => {}
                 }
             }
         }
-        // Marked before reading: if this file takes the process down, the next pass knows.
         self.conn.execute(
             "INSERT INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
-             VALUES (?1, ?2, ?3, ?4, NULL, NULL, 'extracting', NULL, NULL, NULL, NULL, ?5, ?6)
-             ON CONFLICT(path) DO UPDATE SET status = 'extracting', size = excluded.size, mtime_ns = excluded.mtime_ns, sensitive_source = excluded.sensitive_source",
-            params![key, folder, size, mtime, sensitive, now_ms()],
-        )?;
-        let doc = self.extract_guarded(path);
-        let doc = match doc {
-            Ok(d) => d,
-            Err(e) => {
-                let tx = self.conn.transaction()?;
-                delete_chunks(&tx, &key)?;
-                tx.execute(
-                    "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
-                     VALUES (?1, ?2, ?3, ?4, NULL, NULL, 'failed', ?5, ?6, NULL, NULL, ?7, ?8)",
-                    params![key, folder, size, mtime, e.code(), e.to_string(), sensitive, now_ms()],
-                )?;
-                tx.commit()?;
-                return Ok(Outcome::Failed);
-            }
-        };
-        let hash = hex::encode(sha2::Sha256::digest(doc.text.as_bytes()));
-        if let Some((_, _, Some(h), status, _)) = &known {
-            if *h == hash && status == "indexed" {
-                // Touched, not changed (a save without edits): keep the chunks.
-                self.conn.execute(
-                    "UPDATE files SET size = ?2, mtime_ns = ?3, status = 'indexed', sensitive_source = ?4 WHERE path = ?1",
-                    params![key, size, mtime, sensitive],
-                )?;
-                return Ok(Outcome::Unchanged);
-            }
-        }
-        let provenance = if sensitive {
-            Provenance::SensitiveSource
-        } else {
-            Provenance::Content
-        };
-        let report = scanner.scan_with(&doc.text, provenance);
-        let mut labels: BTreeMap<&str, u64> = BTreeMap::new();
-        for s in &report.spans {
-            *labels.entry(s.label.as_str()).or_default() += 1;
-        }
-        let verdict = serde_json::to_value(report.verdict)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from));
-        let kind = serde_json::to_value(doc.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from));
-        let tx = self.conn.transaction()?;
-        delete_chunks(&tx, &key)?;
-        {
-            let id = doc_id(&tx, &key)?;
-            let mut ins =
-                tx.prepare("INSERT INTO chunks (rowid, path, seq, text) VALUES (?1, ?2, ?3, ?4)")?;
-            for (i, c) in chunks(&doc.text)
-                .into_iter()
-                .take(PER_DOC as usize)
-                .enumerate()
-            {
-                ins.execute(params![id * PER_DOC + i as i64, key, i as i64, c])?;
-            }
-        }
-        tx.execute(
-            "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'indexed', NULL, NULL, ?7, ?8, ?9, ?10)",
+             VALUES (?1, ?2, ?3, ?4, NULL, NULL, ?5, NULL, NULL, NULL, NULL, ?6, ?7)
+             ON CONFLICT(path) DO UPDATE SET status = excluded.status, size = excluded.size, mtime_ns = excluded.mtime_ns, sensitive_source = excluded.sensitive_source",
             params![
                 key,
                 folder,
                 size,
                 mtime,
-                hash,
-                kind,
-                verdict,
-                serde_json::to_string(&labels).unwrap_or_default(),
+                if alone { "extracting" } else { "extracting_batch" },
                 sensitive,
                 now_ms()
             ],
         )?;
-        tx.commit()?;
-        Ok(Outcome::Indexed)
+        let known_hash = match known {
+            Some((_, _, Some(h), status, _)) if status == "indexed" => Some(h),
+            _ => None,
+        };
+        Ok(Step::Read(ReadJob {
+            path: path.to_path_buf(),
+            key,
+            folder: folder.to_string(),
+            size,
+            mtime,
+            sensitive,
+            known_hash,
+            alone,
+        }))
+    }
+
+    /// Writes what reading a file gave, in one transaction.
+    fn commit(&mut self, job: &ReadJob, read: Read) -> Result<Outcome, IndexError> {
+        let (key, folder, size, mtime, sensitive) =
+            (&job.key, &job.folder, job.size, job.mtime, job.sensitive);
+        match read {
+            Read::Failed { code, message } => {
+                let tx = self.conn.transaction()?;
+                delete_chunks(&tx, key)?;
+                tx.execute(
+                    "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
+                     VALUES (?1, ?2, ?3, ?4, NULL, NULL, 'failed', ?5, ?6, NULL, NULL, ?7, ?8)",
+                    params![key, folder, size, mtime, code, message, sensitive, now_ms()],
+                )?;
+                tx.commit()?;
+                Ok(Outcome::Failed)
+            }
+            Read::Same => {
+                // Touched, not changed (a save without edits): keep the chunks.
+                self.conn.execute(
+                    "UPDATE files SET size = ?2, mtime_ns = ?3, status = 'indexed', sensitive_source = ?4 WHERE path = ?1",
+                    params![key, size, mtime, sensitive],
+                )?;
+                Ok(Outcome::Unchanged)
+            }
+            Read::Text {
+                text,
+                hash,
+                kind,
+                verdict,
+                labels,
+            } => {
+                let tx = self.conn.transaction()?;
+                delete_chunks(&tx, key)?;
+                {
+                    let id = doc_id(&tx, key)?;
+                    let mut ins = tx.prepare(
+                        "INSERT INTO chunks (rowid, path, seq, text) VALUES (?1, ?2, ?3, ?4)",
+                    )?;
+                    for (i, c) in chunks(&text).into_iter().take(PER_DOC as usize).enumerate() {
+                        ins.execute(params![id * PER_DOC + i as i64, key, i as i64, c])?;
+                    }
+                }
+                tx.execute(
+                    "INSERT OR REPLACE INTO files (path, folder, size, mtime_ns, hash, kind, status, error_code, error, verdict, labels, sensitive_source, indexed_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'indexed', NULL, NULL, ?7, ?8, ?9, ?10)",
+                    params![key, folder, size, mtime, hash, kind, verdict, labels, sensitive, now_ms()],
+                )?;
+                tx.commit()?;
+                Ok(Outcome::Indexed)
+            }
+        }
     }
 
     /// Drops a file (deleted, or its folder removed).
@@ -813,6 +821,168 @@ impl Index {
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// What a pass decided for one queued file.
+enum Step {
+    Done(Outcome),
+    Read(ReadJob),
+}
+
+/// A file to read: everything `read_file` needs, away from the index's connection.
+struct ReadJob {
+    path: PathBuf,
+    key: String,
+    folder: String,
+    size: i64,
+    mtime: i64,
+    sensitive: bool,
+    /// The hash it was indexed with: a file touched but not changed keeps its chunks.
+    known_hash: Option<String>,
+    /// Read on its own, not beside other files (see `prepare`).
+    alone: bool,
+}
+
+/// What reading one file gave.
+enum Read {
+    Failed {
+        code: &'static str,
+        message: String,
+    },
+    /// The text is the one already indexed.
+    Same,
+    Text {
+        text: String,
+        hash: String,
+        kind: Option<String>,
+        verdict: Option<String>,
+        labels: String,
+    },
+}
+
+/// Reads the batch's files that need it, in their order: those read beside others on up to
+/// `threads` threads, each taking the next file as it frees up; those to be read alone after.
+fn read_jobs(
+    steps: &[Step],
+    limits: &Limits,
+    scanner: &Scanner,
+    threads: usize,
+) -> std::vec::IntoIter<Read> {
+    let jobs: Vec<&ReadJob> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Read(j) => Some(j),
+            Step::Done(_) => None,
+        })
+        .collect();
+    let mut out: Vec<Option<Read>> = jobs.iter().map(|_| None).collect();
+    let together: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].alone).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(Vec::with_capacity(together.len()));
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(together.len()) {
+            s.spawn(|| loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = together.get(n) else {
+                    break;
+                };
+                let r = read_file(jobs[i], limits, scanner);
+                done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+            });
+        }
+    });
+    for (i, r) in done.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        out[i] = Some(r);
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        if j.alone {
+            out[i] = Some(read_file(j, limits, scanner));
+        }
+    }
+    out.into_iter()
+        .map(|r| {
+            r.unwrap_or(Read::Failed {
+                code: "extract.panicked",
+                message: "the file could not be read".into(),
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// Extracts, hashes and classifies one file (any thread).
+fn read_file(job: &ReadJob, limits: &Limits, scanner: &Scanner) -> Read {
+    let doc = match extract_guarded(&job.path, limits) {
+        Ok(d) => d,
+        Err(e) => {
+            return Read::Failed {
+                code: e.code(),
+                message: e.to_string(),
+            }
+        }
+    };
+    let hash = hex::encode(sha2::Sha256::digest(doc.text.as_bytes()));
+    if job.known_hash.as_deref() == Some(hash.as_str()) {
+        return Read::Same;
+    }
+    let provenance = if job.sensitive {
+        Provenance::SensitiveSource
+    } else {
+        Provenance::Content
+    };
+    let report = scanner.scan_bulk(&doc.text, provenance);
+    let mut labels: BTreeMap<&str, u64> = BTreeMap::new();
+    for s in &report.spans {
+        *labels.entry(s.label.as_str()).or_default() += 1;
+    }
+    let verdict = serde_json::to_value(report.verdict)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from));
+    let kind = serde_json::to_value(doc.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from));
+    let labels = serde_json::to_string(&labels).unwrap_or_default();
+    Read::Text {
+        text: doc.text,
+        hash,
+        kind,
+        verdict,
+        labels,
+    }
+}
+
+/// Extracts on a thread of its own with a large stack, the panic guard and the same timeout as
+/// attachments: a parser that never finishes is abandoned (its thread ends on its own), and the
+/// pass moves on.
+fn extract_guarded(
+    path: &Path,
+    limits: &Limits,
+) -> Result<extract::Extracted, extract::ExtractError> {
+    let shown = path.display().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (p, lim) = (path.to_path_buf(), limits.clone());
+    let spawned = std::thread::Builder::new()
+        .name("tandem-extract".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| extract::extract_file(&p, &lim));
+            let _ = tx.send(r);
+        });
+    let panicked = || extract::ExtractError::Panicked {
+        path: shown.clone(),
+        kind: "document",
+    };
+    if spawned.is_err() {
+        return Err(panicked());
+    }
+    match rx.recv_timeout(limits.timeout) {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(panicked()),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(extract::ExtractError::Timeout {
+            path: shown.clone(),
+            seconds: limits.timeout.as_secs(),
+        }),
     }
 }
 

@@ -31,7 +31,7 @@ pub mod words;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -178,13 +178,31 @@ pub struct Scanner {
     rules: Vec<Box<dyn Recognizer>>,
     user: user::UserRecognizer,
     ner: Option<Arc<dyn Recognizer>>,
+    /// The names model for bulk passes (`scan_bulk`): loaded on first use from `bulk_files`,
+    /// else the same as `ner`.
+    bulk: OnceLock<Option<Arc<dyn Recognizer>>>,
+    bulk_files: Option<BulkFiles>,
     threshold: f32,
     notices: Vec<String>,
+}
+
+/// Where the bulk names model is loaded from, and how many threads share it.
+struct BulkFiles {
+    model: PathBuf,
+    tokenizer: PathBuf,
+    runtime: PathBuf,
+    copies: usize,
 }
 
 /// Files of the NER stage inside its directory.
 pub const NER_MODEL_FILE: &str = "model_q4.onnx";
 pub const NER_TOKENIZER_FILE: &str = "tokenizer.json";
+/// The same model with int8 weights (`scripts/ner-int8.py`, made at fetch time): about twice
+/// as fast on one core, and a little less exact (dev span F2 0.924 -> 0.922: five more names
+/// or address parts missed of 1,659). It serves bulk passes over the user's files only
+/// (`Scanner::scan_bulk`, the index), whose verdicts are informational: anything that leaves
+/// the device is scanned again with the exact model when it is sent.
+pub const NER_BULK_MODEL_FILE: &str = "model_int8.onnx";
 
 impl Scanner {
     /// Rules only (no NER): microseconds per prompt.
@@ -201,6 +219,8 @@ impl Scanner {
             ],
             user: user::UserRecognizer::new(user_rules)?,
             ner: None,
+            bulk: OnceLock::new(),
+            bulk_files: None,
             threshold: DEFAULT_THRESHOLD,
             notices: vec![
                 "names and free-form addresses are found by rules only (NER model not loaded): lower recall".into(),
@@ -238,7 +258,18 @@ impl Scanner {
             1,
             provider,
         ) {
-            Ok(model) => scanner = scanner.with_ner(Arc::new(model)),
+            Ok(model) => {
+                scanner = scanner.with_ner(Arc::new(model));
+                let bulk = ner_dir.join(NER_BULK_MODEL_FILE);
+                if bulk.is_file() {
+                    scanner.bulk_files = Some(BulkFiles {
+                        model: bulk,
+                        tokenizer: ner_dir.join(NER_TOKENIZER_FILE),
+                        runtime: runtime.to_path_buf(),
+                        copies: bulk_threads(),
+                    });
+                }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "NER model unavailable; scanning with rules only");
                 scanner.notices = vec![format!(
@@ -254,6 +285,36 @@ impl Scanner {
         self.ner = Some(ner);
         self.notices.clear();
         self
+    }
+
+    /// Sets the bulk passes' names model (tests plug a recorder in here).
+    pub fn with_bulk_ner(self, ner: Arc<dyn Recognizer>) -> Self {
+        let _ = self.bulk.set(Some(ner));
+        self
+    }
+
+    /// The names model bulk passes use: the int8 pool when its file is there and loads, else
+    /// the exact model. Loaded once, on the first bulk scan, so hosts that never index do not
+    /// hold it.
+    fn bulk_ner(&self) -> Option<&Arc<dyn Recognizer>> {
+        let own = self.bulk.get_or_init(|| {
+            let f = self.bulk_files.as_ref()?;
+            match sha256_file(&f.model) {
+                Ok(h) if h == NER_BULK_SHA256 => {}
+                other => {
+                    tracing::warn!(path = %f.model.display(), got = ?other.ok(), "bulk names model not the pinned file; bulk passes use the exact one");
+                    return None;
+                }
+            }
+            match ner::NerModel::load_pool(&f.model, &f.tokenizer, &f.runtime, f.copies) {
+                Ok(m) => Some(Arc::new(m) as Arc<dyn Recognizer>),
+                Err(e) => {
+                    tracing::warn!(error = %e, "bulk names model unavailable; bulk passes use the exact one");
+                    None
+                }
+            }
+        });
+        own.as_ref().or(self.ner.as_ref())
     }
 
     pub fn with_threshold(mut self, threshold: f32) -> Self {
@@ -285,10 +346,28 @@ impl Scanner {
     /// without a personal word beside it ("the panel recommended a salary increase of 12%" in
     /// notes the user attached), since the request already says whose it is.
     pub fn scan_request(&self, text: &str, provenance: Provenance, personal: bool) -> ScanReport {
+        self.scan_folded(text, provenance, personal, self.ner.as_ref())
+    }
+
+    /// `scan_with` for a bulk pass over the user's files (the index): the same rules, and the
+    /// faster int8 names model where it is installed (`NER_BULK_MODEL_FILE`). Safe to call
+    /// from several threads at once; each gets a session of its own up to `bulk_threads()`.
+    /// Not for what leaves the device: the plan scans that with `scan_request`.
+    pub fn scan_bulk(&self, text: &str, provenance: Provenance) -> ScanReport {
+        self.scan_folded(text, provenance, false, self.bulk_ner())
+    }
+
+    fn scan_folded(
+        &self,
+        text: &str,
+        provenance: Provenance,
+        personal: bool,
+        ner: Option<&Arc<dyn Recognizer>>,
+    ) -> ScanReport {
         match normalize::fold(text) {
-            None => self.scan_plain(text, provenance, personal),
+            None => self.scan_plain(text, provenance, personal, ner),
             Some(f) => {
-                let mut r = self.scan_plain(&f.text, provenance, personal);
+                let mut r = self.scan_plain(&f.text, provenance, personal, ner);
                 for s in &mut r.spans {
                     (s.start, s.end) = f.to_original(s.start, s.end);
                 }
@@ -297,7 +376,13 @@ impl Scanner {
         }
     }
 
-    fn scan_plain(&self, text: &str, provenance: Provenance, personal: bool) -> ScanReport {
+    fn scan_plain(
+        &self,
+        text: &str,
+        provenance: Provenance,
+        personal: bool,
+        ner: Option<&Arc<dyn Recognizer>>,
+    ) -> ScanReport {
         let mut cands = Vec::new();
         for r in &self.rules {
             r.find(text, &mut cands);
@@ -314,7 +399,7 @@ impl Scanner {
         // resolution (an allow-listed or out-scored term does not count). The runs are read in
         // one call, blank-line separated, since each call has a fixed cost (~4 ms).
         let mut ner_ran = false;
-        if let Some(ner) = &self.ner {
+        if let Some(ner) = ner {
             if provenance != Provenance::SensitiveSource {
                 let mut cands = Vec::new();
                 // (start in `joined`, end in `joined`, start in `text`, reads as code)
@@ -748,6 +833,9 @@ const NER_FILE_SHA256: &[(&str, &str)] = &[
         "ec87d41d85cbf02128ec0e5f577b805a326b06bb2947ef2752e67a98a42819f9",
     ),
 ];
+/// sha256 of `NER_BULK_MODEL_FILE` as `scripts/ner-int8.py` derives it (onnx 1.23.2,
+/// onnxruntime 1.31.1). A file that differs is not used; the exact model serves bulk passes.
+const NER_BULK_SHA256: &str = "4e1b1924a3e45e4191fc4c18cca2b651a849e556912dd36e5804c2906b6eaf21";
 /// The ONNX Runtime library's sha256 where the fetch script pins it (Linux x86_64).
 const ORT_SHA256: Option<&str> = if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
     Some("fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3")
@@ -795,6 +883,14 @@ fn verify_ner_files(dir: &Path, runtime: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Threads a bulk pass reads files on (and so names-model sessions it holds): the cores, up to
+/// four (each session holds its own copy of the weights, ~20 MB).
+pub fn bulk_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
 }
 
 /// Reads a `sensitivity.toml` with the user's rules; a missing file means no rules.
@@ -936,6 +1032,33 @@ mod tests {
         // A weak finance word is nobody's money by itself, in any request.
         let t = "The savings office on the corner opens at nine.";
         assert!(labels(t, true).is_empty(), "{:?}", labels(t, true));
+    }
+
+    /// Bulk passes (the index) read with the bulk names model; prompts and anything that
+    /// leaves read with the exact one. Mutation-checked: with `scan_bulk` on the exact model,
+    /// the bulk recorder stays empty.
+    #[test]
+    fn bulk_passes_use_the_bulk_names_model_and_requests_the_exact_one() {
+        let exact = Arc::new(Reads(Default::default()));
+        let bulk = Arc::new(Reads(Default::default()));
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(exact.clone())
+            .with_bulk_ner(bulk.clone());
+        let text = "Ask Maria Keller whether the lease can start a month later.";
+        let r = scanner.scan_bulk(text, Provenance::Content);
+        assert!(r.ner_ran);
+        assert!(exact.0.lock().unwrap().is_empty());
+        assert!(bulk.0.lock().unwrap().concat().contains("Maria Keller"));
+        scanner.scan_request(text, Provenance::Content, true);
+        assert!(exact.0.lock().unwrap().concat().contains("Maria Keller"));
+        assert_eq!(bulk.0.lock().unwrap().len(), 1);
+        // Without a bulk model of its own, a bulk pass uses the exact one.
+        let only_exact = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(exact.clone());
+        only_exact.scan_bulk(text, Provenance::Content);
+        assert_eq!(exact.0.lock().unwrap().len(), 2);
     }
 
     #[test]

@@ -331,9 +331,11 @@ struct Run {
 
 /// The NER model: tokenizer, ONNX Runtime session, and decoding into candidates.
 pub struct NerModel {
-    /// `Session::run` takes `&mut self` in ort 2.0.0-rc.15, so runs are serialized; with the
-    /// one-thread sessions Tandem uses, parallel runs would only contend for the same core.
-    session: Mutex<Session>,
+    /// `Session::run` takes `&mut self` in ort 2.0.0-rc.15, so each session runs one text at a
+    /// time. Prompts use one session (one thread: a second would only contend for the core);
+    /// an indexing pass reads files on several threads and gets one session per thread
+    /// (`load_pool`), each a copy of the weights.
+    sessions: Vec<Mutex<Session>>,
     tokenizer: Tokenizer,
     /// Input names in the model's order, each with what to feed it.
     inputs: Vec<(String, InputKind)>,
@@ -387,6 +389,35 @@ impl NerModel {
         threads: usize,
         provider: ExecutionProvider,
     ) -> Result<NerModel, NerError> {
+        Self::load_sessions(model, tokenizer, runtime_lib, threads, provider, 1)
+    }
+
+    /// `copies` one-thread CPU sessions of the same model, so that `copies` threads can each
+    /// read a text at once (an indexing pass over many files).
+    pub fn load_pool(
+        model: &Path,
+        tokenizer: &Path,
+        runtime_lib: &Path,
+        copies: usize,
+    ) -> Result<NerModel, NerError> {
+        Self::load_sessions(
+            model,
+            tokenizer,
+            runtime_lib,
+            1,
+            ExecutionProvider::Cpu,
+            copies.max(1),
+        )
+    }
+
+    fn load_sessions(
+        model: &Path,
+        tokenizer: &Path,
+        runtime_lib: &Path,
+        threads: usize,
+        provider: ExecutionProvider,
+        copies: usize,
+    ) -> Result<NerModel, NerError> {
         if !runtime_lib.is_file() {
             return Err(NerError::MissingRuntime(runtime_lib.to_path_buf()));
         }
@@ -410,7 +441,50 @@ impl NerModel {
             .ok_or_else(|| bad_tok("no [SEP] token".into()))?;
 
         let env = runtime_env(runtime_lib)?;
-        let mut builder = Session::builder(&env)
+        let (session, used) = Self::session(&env, model, threads, provider)?;
+        let mut inputs = Vec::new();
+        for input in session.inputs() {
+            let kind = match input.name() {
+                "input_ids" => InputKind::Ids,
+                "attention_mask" => InputKind::Mask,
+                "token_type_ids" => InputKind::TypeIds,
+                other => {
+                    return Err(NerError::Session(format!(
+                        "unexpected model input `{other}`"
+                    )))
+                }
+            };
+            inputs.push((input.name().to_string(), kind));
+        }
+        if !inputs.iter().any(|(_, k)| *k == InputKind::Ids) {
+            return Err(NerError::Session("model has no `input_ids` input".into()));
+        }
+        if session.outputs().is_empty() {
+            return Err(NerError::Session("model has no outputs".into()));
+        }
+        let mut sessions = vec![Mutex::new(session)];
+        for _ in 1..copies {
+            sessions.push(Mutex::new(Self::session(&env, model, threads, used)?.0));
+        }
+        Ok(NerModel {
+            sessions,
+            tokenizer: tok,
+            inputs,
+            cls: i64::from(cls),
+            sep: i64::from(sep),
+            provider: used,
+            threshold: DEFAULT_THRESHOLD,
+        })
+    }
+
+    /// One session on `provider` (CPU when it is absent or refuses), and the provider in use.
+    fn session(
+        env: &Environment,
+        model: &Path,
+        threads: usize,
+        provider: ExecutionProvider,
+    ) -> Result<(Session, ExecutionProvider), NerError> {
+        let mut builder = Session::builder(env)
             .map_err(session_err)?
             .with_intra_threads(threads.max(1))
             .map_err(session_err)?
@@ -436,36 +510,7 @@ impl NerModel {
             }
         }
         let session = builder.commit_from_file(model).map_err(session_err)?;
-
-        let mut inputs = Vec::new();
-        for input in session.inputs() {
-            let kind = match input.name() {
-                "input_ids" => InputKind::Ids,
-                "attention_mask" => InputKind::Mask,
-                "token_type_ids" => InputKind::TypeIds,
-                other => {
-                    return Err(NerError::Session(format!(
-                        "unexpected model input `{other}`"
-                    )))
-                }
-            };
-            inputs.push((input.name().to_string(), kind));
-        }
-        if !inputs.iter().any(|(_, k)| *k == InputKind::Ids) {
-            return Err(NerError::Session("model has no `input_ids` input".into()));
-        }
-        if session.outputs().is_empty() {
-            return Err(NerError::Session("model has no outputs".into()));
-        }
-        Ok(NerModel {
-            session: Mutex::new(session),
-            tokenizer: tok,
-            inputs,
-            cls: i64::from(cls),
-            sep: i64::from(sep),
-            provider: used,
-            threshold: DEFAULT_THRESHOLD,
-        })
+        Ok((session, used))
     }
 
     /// The execution provider actually in use.
@@ -590,7 +635,12 @@ impl NerModel {
                 .map_err(session_err)?;
             feed.push((name.clone(), t.into()));
         }
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        // A free session if there is one; else wait for the first.
+        let mut session = self
+            .sessions
+            .iter()
+            .find_map(|m| m.try_lock().ok())
+            .unwrap_or_else(|| self.sessions[0].lock().unwrap_or_else(|p| p.into_inner()));
         let outputs = session.run(feed).map_err(session_err)?;
         let (shape, logits) = outputs[0]
             .try_extract_tensor::<f32>()

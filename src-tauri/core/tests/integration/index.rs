@@ -285,3 +285,55 @@ fn the_index_keeps_text_only_as_long_as_the_retention_says() {
     idx.pass(&folders, &s, |_| {}).unwrap();
     assert_eq!(idx.search("zephyrine", 10).unwrap().len(), 2);
 }
+
+/// A file being read when the process died: alone, it is the culprit and is recorded failed
+/// once; read beside others (a batch), it may be innocent and is read again, alone. Both
+/// states are planted in the real database as a crash would leave them.
+#[test]
+fn a_crash_in_a_batch_fails_no_innocent_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    std::fs::create_dir_all(&dir).unwrap();
+    put(&dir, "alone.txt", "read alone when the process died");
+    put(
+        &dir,
+        "beside.txt",
+        "read beside others when the process died",
+    );
+    let folders = vec![Folder {
+        path: dir.clone(),
+        sensitive: false,
+        ..Folder::default()
+    }];
+    let db = tmp.path().join("index.sqlite3");
+    let s = scanner();
+    Index::open(&db, Limits::default())
+        .unwrap()
+        .pass(&folders, &s, |_| {})
+        .unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (file, status) in [
+        ("alone.txt", "extracting"),
+        ("beside.txt", "extracting_batch"),
+    ] {
+        let n = conn
+            .execute(
+                "UPDATE files SET status = ?2 WHERE path = ?1",
+                rusqlite::params![dir.join(file).to_string_lossy(), status],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    drop(conn);
+    let mut idx = Index::open(&db, Limits::default()).unwrap();
+    let stats = idx.pass(&folders, &s, |_| {}).unwrap();
+    assert_eq!((stats.indexed, stats.failed), (1, 1), "{stats:?}");
+    let st = idx.status().unwrap();
+    assert!(
+        st.failures
+            .iter()
+            .any(|(p, e)| p.ends_with("alone.txt") && e.contains("stopped while reading")),
+        "{st:?}"
+    );
+    assert_eq!(idx.search("beside", 5).unwrap().len(), 1);
+}
