@@ -882,13 +882,16 @@ fn read_jobs(
     let done = std::sync::Mutex::new(Vec::with_capacity(together.len()));
     std::thread::scope(|s| {
         for _ in 0..threads.min(together.len()) {
-            s.spawn(|| loop {
-                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = together.get(n) else {
-                    break;
-                };
-                let r = read_file(jobs[i], limits, scanner);
-                done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+            s.spawn(|| {
+                yield_to_the_user();
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&i) = together.get(n) else {
+                        break;
+                    };
+                    let r = read_file(jobs[i], limits, scanner);
+                    done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r));
+                }
             });
         }
     });
@@ -909,6 +912,22 @@ fn read_jobs(
         })
         .collect::<Vec<_>>()
         .into_iter()
+}
+
+/// Lowers the calling thread's scheduling priority (nice 10): a pass's threads use every core,
+/// and should give way to what the user is waiting for (the local model answering, the
+/// window). Linux keeps a nice value per thread, inherited by the threads it starts (the
+/// extraction thread); elsewhere this does nothing yet.
+fn yield_to_the_user() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain syscalls on the calling thread's own id; a failure only leaves the
+        // priority as it was.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+        }
+    }
 }
 
 /// Extracts, hashes and classifies one file (any thread).
