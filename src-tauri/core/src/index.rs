@@ -735,7 +735,11 @@ impl Index {
         for f in folders {
             self.enqueue_folder(f)?;
         }
-        let mut stats = self.process_queue(scanner, progress)?;
+        let stats = self.process_queue(scanner, progress);
+        // The pass's names-model sessions are not kept between passes (a watcher's single
+        // files load them again when needed).
+        scanner.release_bulk();
+        let mut stats = stats?;
         stats.removed += removed;
         self.expire_text()?;
         Ok(stats)

@@ -31,7 +31,7 @@ pub mod words;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -178,9 +178,10 @@ pub struct Scanner {
     rules: Vec<Box<dyn Recognizer>>,
     user: user::UserRecognizer,
     ner: Option<Arc<dyn Recognizer>>,
-    /// The names model for bulk passes (`scan_bulk`): loaded on first use from `bulk_files`,
-    /// else the same as `ner`.
-    bulk: OnceLock<Option<Arc<dyn Recognizer>>>,
+    /// The names model for bulk passes (`scan_bulk`): loaded on first use from `bulk_files`
+    /// and dropped by `release_bulk`; `Some(None)` once it failed to load (not tried again):
+    /// then bulk passes use `ner`.
+    bulk: Mutex<Option<Option<Arc<dyn Recognizer>>>>,
     bulk_files: Option<BulkFiles>,
     threshold: f32,
     notices: Vec<String>,
@@ -219,7 +220,7 @@ impl Scanner {
             ],
             user: user::UserRecognizer::new(user_rules)?,
             ner: None,
-            bulk: OnceLock::new(),
+            bulk: Mutex::new(None),
             bulk_files: None,
             threshold: DEFAULT_THRESHOLD,
             notices: vec![
@@ -288,33 +289,47 @@ impl Scanner {
     }
 
     /// Sets the bulk passes' names model (tests plug a recorder in here).
-    pub fn with_bulk_ner(self, ner: Arc<dyn Recognizer>) -> Self {
-        let _ = self.bulk.set(Some(ner));
+    pub fn with_bulk_ner(mut self, ner: Arc<dyn Recognizer>) -> Self {
+        *self.bulk.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(Some(ner));
+        self.bulk_files = None;
         self
     }
 
     /// The names model bulk passes use: the int8 pool when its file is there and loads, else
-    /// the exact model. Loaded once, on the first bulk scan, so hosts that never index do not
-    /// hold it.
-    fn bulk_ner(&self) -> Option<&Arc<dyn Recognizer>> {
-        let own = self.bulk.get_or_init(|| {
-            let f = self.bulk_files.as_ref()?;
-            match sha256_file(&f.model) {
-                Ok(h) if h == NER_BULK_SHA256 => {}
-                other => {
-                    tracing::warn!(path = %f.model.display(), got = ?other.ok(), "bulk names model not the pinned file; bulk passes use the exact one");
-                    return None;
-                }
+    /// the exact model. Loaded on the first bulk scan (threads arriving meanwhile wait for
+    /// it), so hosts that never index do not hold it.
+    fn bulk_ner(&self) -> Option<Arc<dyn Recognizer>> {
+        let mut slot = self.bulk.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(self.load_bulk());
+        }
+        slot.clone().flatten().or_else(|| self.ner.clone())
+    }
+
+    fn load_bulk(&self) -> Option<Arc<dyn Recognizer>> {
+        let f = self.bulk_files.as_ref()?;
+        match sha256_file(&f.model) {
+            Ok(h) if h == NER_BULK_SHA256 => {}
+            other => {
+                tracing::warn!(path = %f.model.display(), got = ?other.ok(), "bulk names model not the pinned file; bulk passes use the exact one");
+                return None;
             }
-            match ner::NerModel::load_pool(&f.model, &f.tokenizer, &f.runtime, f.copies) {
-                Ok(m) => Some(Arc::new(m) as Arc<dyn Recognizer>),
-                Err(e) => {
-                    tracing::warn!(error = %e, "bulk names model unavailable; bulk passes use the exact one");
-                    None
-                }
+        }
+        match ner::NerModel::load_pool(&f.model, &f.tokenizer, &f.runtime, f.copies) {
+            Ok(m) => Some(Arc::new(m) as Arc<dyn Recognizer>),
+            Err(e) => {
+                tracing::warn!(error = %e, "bulk names model unavailable; bulk passes use the exact one");
+                None
             }
-        });
-        own.as_ref().or(self.ner.as_ref())
+        }
+    }
+
+    /// Drops the bulk names model's sessions (~20 MB each) once a pass is over; the next bulk
+    /// scan loads them again (a fraction of a second). A scan still running keeps its copy.
+    pub fn release_bulk(&self) {
+        if self.bulk_files.is_some() {
+            *self.bulk.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
     }
 
     pub fn with_threshold(mut self, threshold: f32) -> Self {
@@ -354,7 +369,7 @@ impl Scanner {
     /// from several threads at once; each gets a session of its own up to `bulk_threads()`.
     /// Not for what leaves the device: the plan scans that with `scan_request`.
     pub fn scan_bulk(&self, text: &str, provenance: Provenance) -> ScanReport {
-        self.scan_folded(text, provenance, false, self.bulk_ner())
+        self.scan_folded(text, provenance, false, self.bulk_ner().as_ref())
     }
 
     fn scan_folded(
