@@ -8,7 +8,7 @@
 #                                               scripts/ner-int8.py: the index's faster copy;
 #                                               same license and attribution as the model)
 # The int8 copy needs onnx/onnxruntime/numpy for Python, installed from PyPI into a cache
-# folder (pip --target, nothing system-wide). It is optional: without it (no Python packages,
+# folder (pip --target, nothing system-wide; removed once the file is made). It is optional: without it (no Python packages,
 # another platform, a hash that differs) the index reads files with the exact model, slower.
 # Idempotent: files already present with the right hash are kept.
 # Usage: scripts/fetch-ner.sh [MODELS_DIR]   (default: $TANDEM_MODELS_DIR or ./models)
@@ -59,6 +59,8 @@ make_int8() {
     echo "fetch-ner: warning: the derived int8 model has sha256 $(sha "$out"), not $INT8_SHA; not used" >&2
     rm -f "$out"; return 0
   fi
+  # The tools are needed once (178 MB): pip's own cache makes a later install quick.
+  rm -rf "$tools"
   echo "fetch-ner: derived the int8 names model for indexing ($out)"
 }
 
