@@ -1236,6 +1236,50 @@ mod tests {
     }
 
     /// A packaged app's bundled NER files are used only when the models directory has none.
+    /// The real files (`make test` fetches and derives them): the int8 pool loads on the first
+    /// bulk scan, is dropped by `release_bulk` and loads again; a bulk file that is not the
+    /// pinned one is never loaded, and bulk scans fall back to the exact model.
+    #[test]
+    fn the_bulk_pool_loads_on_use_releases_and_refuses_a_changed_file() {
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models")).join(NER_DIR);
+        if !dir.join(NER_BULK_MODEL_FILE).is_file() {
+            eprintln!("SKIP: no {NER_BULK_MODEL_FILE} (scripts/fetch-ner.sh derives it)");
+            return;
+        }
+        let text = "The committee met on Monday. Yesterday Rosalind phoned about the boiler.";
+        let person = |r: &ScanReport| r.spans.iter().any(|s| s.label == "PERSON");
+        let loaded = |s: &Scanner| matches!(&*s.bulk.lock().unwrap(), Some(Some(_)));
+        let s = Scanner::load(&UserRules::default(), &dir, &dir.join(ORT_LIBRARY), None).unwrap();
+        assert!(s.has_ner() && !loaded(&s));
+        assert!(person(&s.scan_bulk(text, Provenance::Content)));
+        assert!(loaded(&s));
+        s.release_bulk();
+        assert!(s.bulk.lock().unwrap().is_none());
+        assert!(person(&s.scan_bulk(text, Provenance::Content)));
+        assert!(loaded(&s));
+
+        let copy = tempfile::tempdir().unwrap();
+        for f in [NER_MODEL_FILE, NER_TOKENIZER_FILE, ORT_LIBRARY] {
+            std::fs::copy(dir.join(f), copy.path().join(f)).unwrap();
+        }
+        let mut changed = std::fs::read(dir.join(NER_BULK_MODEL_FILE)).unwrap();
+        let last = changed.len() - 1;
+        changed[last] ^= 1;
+        std::fs::write(copy.path().join(NER_BULK_MODEL_FILE), changed).unwrap();
+        let s = Scanner::load(
+            &UserRules::default(),
+            copy.path(),
+            &copy.path().join(ORT_LIBRARY),
+            None,
+        )
+        .unwrap();
+        assert!(
+            person(&s.scan_bulk(text, Provenance::Content)),
+            "the exact model reads"
+        );
+        assert!(matches!(&*s.bulk.lock().unwrap(), Some(None)));
+    }
+
     #[test]
     fn the_bundled_ner_model_is_the_fallback() {
         let models = tempfile::tempdir().unwrap();
