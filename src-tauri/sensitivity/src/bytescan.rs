@@ -38,9 +38,14 @@ fn bits(m: u8x16) -> u64 {
 pub(crate) fn masks(chunk: &[u8]) -> Masks {
     let mut m = Masks::default();
     for (k, part) in chunk.chunks(16).take(4).enumerate() {
-        // A short last part is padded with zeros, which belong to no class.
-        let mut a = [0u8; 16];
-        a[..part.len()].copy_from_slice(part);
+        // A short last part is padded with zeros, which belong to no class. A whole part is
+        // loaded as it is: the padding copy's variable length made every part a `memmove` call
+        // (2.5% of the rule stage).
+        let a = <[u8; 16]>::try_from(part).unwrap_or_else(|_| {
+            let mut a = [0u8; 16];
+            a[..part.len()].copy_from_slice(part);
+            a
+        });
         let v = u8x16::new(a);
         let shift = 16 * k;
         let letters = in_range(v | u8x16::splat(0x20), b'a', b'z');
