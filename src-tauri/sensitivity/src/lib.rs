@@ -1310,6 +1310,15 @@ mod tests {
         assert!(matches!(&*s.bulk.lock().unwrap(), Some(None)));
     }
 
+    /// A capitalised word ending in a typographic apostrophe ("James’ car") used to cut the
+    /// apostrophe in half and panic the scan (found by `cap_word_bytes_agree_with_chars`).
+    #[test]
+    fn a_possessive_with_a_typographic_apostrophe_scans() {
+        let scanner = Scanner::rules_only(&UserRules::default()).unwrap();
+        let r = scanner.scan("Ask James’ brother, then Jean’ and O’Neil’ later.");
+        assert!(r.spans.iter().all(|s| s.start < s.end));
+    }
+
     /// The claimed-bytes set answers overlaps as the ranges would, across word boundaries.
     #[test]
     fn byte_set_overlaps_are_range_overlaps() {

@@ -295,6 +295,33 @@ fn capitalised(w: &str) -> String {
 /// End of a capitalised word at `i` (letters, marks, inner `-'’`); `None` if it is not one or
 /// is all capitals (an acronym).
 fn cap_word(text: &str, i: usize) -> Option<usize> {
+    // Most words are ASCII: read bytes, and go by characters only at a byte past ASCII.
+    let b = text.as_bytes();
+    if let Some(&c0) = b.get(i).filter(|c| c.is_ascii()) {
+        if !c0.is_ascii_uppercase() {
+            return None;
+        }
+        let (mut k, mut lower) = (i + 1, false);
+        while let Some(&c) = b.get(k) {
+            if c.is_ascii_alphabetic() {
+                lower |= c.is_ascii_lowercase();
+            } else if c >= 0x80 {
+                return cap_word_chars(text, i);
+            } else if c != b'-' && c != b'\'' {
+                break;
+            }
+            k += 1;
+        }
+        while k > i + 1 && matches!(b[k - 1], b'-' | b'\'') {
+            k -= 1;
+        }
+        return (lower || k == i + 1).then_some(k);
+    }
+    cap_word_chars(text, i)
+}
+
+/// `cap_word` character by character.
+fn cap_word_chars(text: &str, i: usize) -> Option<usize> {
     let rest = text.get(i..)?;
     let mut chars = rest.char_indices();
     let (_, c0) = chars.next()?;
@@ -314,8 +341,13 @@ fn cap_word(text: &str, i: usize) -> Option<usize> {
             break;
         }
     }
-    while rest[..end].ends_with(['-', '\'', '’']) {
-        end -= 1;
+    // (By the character: '’' is three bytes; one byte off would cut it and panic.)
+    while let Some(c) = rest[..end]
+        .chars()
+        .next_back()
+        .filter(|c| matches!(c, '-' | '\'' | '’'))
+    {
+        end -= c.len_utf8();
     }
     (lower || end == c0.len_utf8()).then_some(i + end)
 }
@@ -464,6 +496,23 @@ fn ceil(text: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte path of `cap_word` reads every word as the character path does.
+    #[test]
+    fn cap_word_bytes_agree_with_chars() {
+        let text = "Ask Maria-Keller's O'Neil MacDonald- NASA A Zoë Jean-’ Ångström x-Ray \
+                    I'm Bob' Al-Sayed Łukasz McD ‘Quoted’ End.";
+        for i in 0..text.len() {
+            if text.is_char_boundary(i) {
+                assert_eq!(
+                    cap_word(text, i),
+                    cap_word_chars(text, i),
+                    "{i}: {:?}",
+                    &text[i..]
+                );
+            }
+        }
+    }
 
     fn person(text: &str, s: &str) -> Candidate {
         let start = text.find(s).unwrap();
