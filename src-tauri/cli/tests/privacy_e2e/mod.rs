@@ -1242,3 +1242,60 @@ fn an_exam_question_goes_as_asked_but_not_the_private_name_in_it() {
     assert_eq!(got.len(), 1, "the exam went to the cloud");
     assert!(got[0].contains("32-year-old"), "{}", got[0]);
 }
+
+/// The index reads with the faster int8 names model, which misses "Carla" here (a dev row
+/// where it does); the excerpt `--from-folders` sends is scanned again with the exact model, so
+/// every name leaves as a person's placeholder. Mutation-checked: with `scan_request` on the
+/// bulk model, "Carla" goes as `[ENTITY_n]` (still masked, by the rules' guard for capitalised
+/// words, but as the wrong kind) and the assertion on `[PERSON_n]` fails.
+#[test]
+fn excerpts_of_indexed_files_are_judged_by_the_exact_names_model() {
+    let w = World::new();
+    let notes = w.path("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("script.txt"),
+        "Vinka: What a wife. Lisa: Remember me, Nathan? When I killed your brother, I talked \
+         just like this! Carla: You saved my life! How can I ever repay you?",
+    )
+    .unwrap();
+    let with_ner = |args: &[&str]| {
+        let out = w
+            .cmd()
+            .env_remove("TANDEM_NER")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    with_ner(&["folders", "add", notes.to_str().unwrap(), "--normal"]);
+    with_ner(&["index", "run"]);
+    with_ner(&[
+        "ask",
+        "--from-folders",
+        "--agent",
+        "lb",
+        "--max-tokens",
+        "8",
+        "In my script, who says you saved my life, and how can I ever repay you?",
+    ]);
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    let at = got[0]
+        .find("]: You saved my life")
+        .expect("the excerpt was sent");
+    assert!(
+        got[0][..at]
+            .rsplit('[')
+            .next()
+            .unwrap_or("")
+            .starts_with("PERSON_"),
+        "{}",
+        got[0]
+    );
+    w.assert_never_sent(&["Carla", "Vinka", "Lisa", "Nathan"]);
+}
