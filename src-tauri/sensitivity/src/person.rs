@@ -39,6 +39,26 @@ fn name_list() -> &'static FxHashSet<&'static str> {
     })
 }
 
+/// Words the dictionary spells both in lower case and as a proper noun that may still name a
+/// person or a country when a sentence is written without capitals: given names that are
+/// everyday words (`data/word_names.txt`: "mark", "rose", "grace") and countries ("chad",
+/// "turkey"). Other such words ("budget", "doctor": a firm, a title) leave no doubt.
+fn lowercase_names() -> &'static FxHashSet<String> {
+    static SET: OnceLock<FxHashSet<String>> = OnceLock::new();
+    SET.get_or_init(|| {
+        [
+            include_str!("data/word_names.txt"),
+            include_str!("data/countries.txt"),
+        ]
+        .into_iter()
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_lowercase)
+        .collect()
+    })
+}
+
 /// Capitalised words that are known names, with the capitalised names and initials that follow
 /// them ("Natasja", "Alena Preclíková", "Margaret S. Stouffer"). A name the list knows is
 /// still a guess without the sentence: it scores just above the threshold alone, higher as a
@@ -207,6 +227,12 @@ pub(crate) fn names_in_doubt_beside(
             || w.starts_with("I’")
             || lex.weekday_names.contains(&w)
             || (lex.month_names.contains(&w) && (number(i + 1) || (i > 0 && number(i - 1))));
+        // In a sentence written without capitals, a word that may name someone or a country.
+        // (Single letters and two-letter words are dictionary entries as letters and symbols:
+        // "A", "On".)
+        let lower_name = |w: &str| {
+            w.len() > 2 && dict.knows_name(w) && lowercase_names().contains(&w.to_lowercase())
+        };
         match first {
             None => {
                 first = Some(upper);
@@ -214,14 +240,15 @@ pub(crate) fn names_in_doubt_beside(
                 {
                     return true;
                 }
+                if !upper && lower_name(w) {
+                    return true;
+                }
             }
             Some(cased) => {
                 if upper && !pronoun {
                     return true;
                 }
-                // (Single letters and two-letter words are dictionary entries as letters and
-                // symbols: "A", "On".)
-                if !cased && w.len() > 2 && dict.knows_name(w) {
+                if !cased && lower_name(w) {
                     return true;
                 }
             }
@@ -601,6 +628,9 @@ mod tests {
             "The committee reviewed the figures on 12 March and agreed to revisit the budget.",
             "I think we should summarise the findings before the meeting.",
             "the draft still needs a section on risks and costs",
+            // No capitals, and words the dictionary also spells as proper nouns that name no
+            // person or country (a firm, a title).
+            "budget meeting doctor report budget travel doctor school letter project.",
         ] {
             assert!(!names_in_doubt(plain), "{plain}");
         }
@@ -610,6 +640,8 @@ mod tests {
             "Zak shouted at the driver.",     // a first word no dictionary knows
             "i met zak at the garden",        // an unknown word in lower case
             "i met mark at the garden",       // no capitals: a word that is also a name
+            "grace called about the lease",   // ... the first word too
+            "we flew to chad in june",        // ... or a country
             "she lives at 12 baker street",   // a number beside a street-type word
             "Ich wohne in der Hauptstraße 5", // words the list does not know
             "我住在北京",                     // any script without case

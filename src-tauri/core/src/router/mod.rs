@@ -177,6 +177,10 @@ const CONFIDENTIAL_MARKERS: &[&str] = &[
     "do not distribute",
     "not for distribution",
     "do not forward",
+    // A note its author titled as theirs alone ("Personal Notes on 'Whispers of the Past'":
+    // an opinion of someone's unpublished book).
+    "personal notes",
+    "private notes",
 ];
 
 fn markers() -> Option<&'static aho_corasick::AhoCorasick> {

@@ -628,6 +628,13 @@ async fn a_document_marked_for_internal_use_stays_on_the_device() {
             .any(|r| r.contains("marks itself confidential (\"for internal use\")")),
         "{p:?}"
     );
+    // A note titled as its author's own is marked the same way.
+    assert_eq!(
+        tandem_core::router::confidential_marker(
+            "{\"title\": \"Personal Notes on 'Whispers of the Past'\", \"content\": \"The plot is clichéd.\"}"
+        ),
+        Some("personal notes")
+    );
     // Unmarked, the same sentences would go out: the marker is what keeps them in.
     let mut plain = task.clone();
     plain.attachments[0].text = doc.replace(" (for internal use)", "");

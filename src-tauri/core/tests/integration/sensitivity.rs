@@ -207,6 +207,17 @@ fn a_private_matter_keeps_its_whole_quoted_record_local() {
         "{}",
         r.text
     );
+    // A friend's contract with her publisher is her private matter: the sentences after the
+    // one that names it say as much (PrivacyLens main444).
+    let text = "{\"title\": \"Notes\", \"content\": \"Helen, a mutual friend, has had a change in her contract status with her publisher. The initial offer was significantly below her expectations, but after a series of discussions they reached a more favorable agreement.\"}";
+    let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+    for private in ["contract status", "initial offer", "favorable agreement"] {
+        assert!(
+            !r.text.contains(private),
+            "{private:?} left the record: {}",
+            r.text
+        );
+    }
     // Outside quotes nothing changes: the question still goes out.
     let r = sensitivity::redact(
         rules(),
