@@ -779,6 +779,25 @@ fn cluster(text: &str, d: usize, limit: usize, out: &mut Vec<Candidate>) -> usiz
             return e;
         }
     }
+    // A short number joined to a word by an underscore ("VARA_101375237" in a link,
+    // "build_20240117") is part of a code's or a page's name, not a national ID or phone number
+    // standing on its own (a nine-digit check digit passes one time in ten by chance): the
+    // whole token is skipped. Runs of 12 digits or more (cards, account numbers) have checks
+    // that chance does not pass, and are read as anywhere.
+    let mut we = d;
+    while we < b.len() && b[we].is_ascii_alphanumeric() {
+        we += 1;
+    }
+    let joined_before = ws >= 2 && b[ws - 1] == b'_' && b[ws - 2].is_ascii_alphanumeric();
+    let joined_after = we + 1 < b.len() && b[we] == b'_' && b[we + 1].is_ascii_alphanumeric();
+    // (A number that goes on in groups, "card_4111 1111 …", is read as anywhere.)
+    let goes_on = we + 1 < b.len() && is_sep(b[we]) && b[we + 1].is_ascii_digit();
+    if (joined_before || joined_after) && we - ws < 12 && !goes_on {
+        while we < b.len() && (b[we].is_ascii_alphanumeric() || b[we] == b'_') {
+            we += 1;
+        }
+        return we;
+    }
     let mut groups = [Group::default(); MAX_GROUPS];
     let mut n = 0usize;
     // One short letter-only word right before may belong ("AA 12 34 56 B", "BE71 ...").
@@ -1890,6 +1909,21 @@ mod tests {
     fn silent(text: &str) {
         let r = run(text);
         assert!(r.is_empty(), "{text:?}: expected nothing, got {r:?}");
+    }
+
+    #[test]
+    fn a_number_joined_to_a_word_by_an_underscore_is_a_name_part() {
+        // A valid TFN check digit, inside a page's name (gitleaks' test data).
+        fires("TFN 101375237", "101375237", "AU_TFN");
+        silent("'url': 'http://www.2doc.nl/speel~VARA_101375237~mh17-het-verdriet.html'");
+        silent("artifact build_101375237_x86");
+        // Long numbers with strong checks, and numbers that go on in groups, are read.
+        fires("card_4111111111111111", "4111111111111111", "CREDIT_CARD");
+        fires(
+            "card_4111 1111 1111 1111",
+            "4111 1111 1111 1111",
+            "CREDIT_CARD",
+        );
     }
 
     #[test]
