@@ -370,12 +370,19 @@ pub(crate) struct Entity {
     pub label: &'static str,
 }
 
+/// The small words that join the capitalised parts of one name ("Bank of America", "Procter and
+/// Gamble", "van der Berg"); never a name alone.
+pub(crate) const JOINERS: &[&str] = &[
+    "of", "de", "la", "del", "der", "and", "&", "the", "van", "von", "di", "da", "du", "le", "al",
+];
+
 fn patterns() -> &'static (Regex, Regex, Regex) {
     static P: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
     P.get_or_init(|| {
-        let proper = Regex::new(
-            r"\b\p{Lu}[\p{L}\p{M}\d'’&\-]*(?:\.?(?:[ \t]+(?:(?:of|de|la|del|der|and|&|the|van|von|di|da|du|le|al)[ \t]+)?\p{Lu}[\p{L}\p{M}\d'’&\-]*)+)?",
-        );
+        let proper = Regex::new(&format!(
+            r"\b\p{{Lu}}[\p{{L}}\p{{M}}\d'’&\-]*(?:\.?(?:[ \t]+(?:(?:{})[ \t]+)?\p{{Lu}}[\p{{L}}\p{{M}}\d'’&\-]*)+)?",
+            JOINERS.join("|")
+        ));
         let url = Regex::new(r"(?i)\b(?:https?://|www\.)[^\s<>()\[\]]+|\b[\w.-]+\.(?:com|org|net|edu|gov|io|ai|co|xyz|info|me|app|dev)(?:/[^\s<>()\[\]]*)?\b");
         // Tokens mixing letters and digits: order numbers, account references, hostnames.
         let code = Regex::new(r"\b[\p{L}\d][\p{L}\d/#:._\-]*\d[\p{L}\d/#:._\-]*\b|\b\d[\p{L}\d/#:._\-]*\p{L}[\p{L}\d/#:._\-]*\b");

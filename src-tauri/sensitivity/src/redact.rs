@@ -798,6 +798,12 @@ fn add_entities(piece: &str, known: &[String], spans: &mut Vec<Span>) {
     add_found(piece, super::entities::find(piece, known), spans);
 }
 
+/// Whether `w` is one of the small words that join a name's parts ("and" in "Procter and Gamble").
+fn joiner(w: &[char]) -> bool {
+    let w: String = w.iter().collect();
+    super::entities::JOINERS.contains(&w.as_str())
+}
+
 /// Adds `found` (entities of `piece`) as spans where no detector span lies.
 fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<Span>) {
     if found.is_empty() {
@@ -842,13 +848,37 @@ fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<S
         }
         free.push((at, t));
         for (mut a, mut b) in free {
-            while a < b && !chars[a].is_alphanumeric() {
-                a += 1;
+            // Trimmed of spaces and punctuation, and of the small words that join a name's
+            // parts ("Anna and Maria Keller", "Eklund, Michael and Hodge": with the names
+            // already masked, "and" alone is no name).
+            loop {
+                while a < b && !chars[a].is_alphanumeric() {
+                    a += 1;
+                }
+                while b > a && !chars[b - 1].is_alphanumeric() {
+                    b -= 1;
+                }
+                // (A detector span may run past the entity's end: nothing is left.)
+                if a >= b {
+                    break;
+                }
+                let lead = chars[a..b]
+                    .iter()
+                    .position(|c| c.is_whitespace())
+                    .filter(|&k| joiner(&chars[a..a + k]));
+                let trail = chars[a..b]
+                    .iter()
+                    .rposition(|c| c.is_whitespace())
+                    .filter(|&k| joiner(&chars[a + k + 1..b]));
+                if let Some(k) = lead {
+                    a += k;
+                } else if let Some(k) = trail {
+                    b = a + k;
+                } else {
+                    break;
+                }
             }
-            while b > a && !chars[b - 1].is_alphanumeric() {
-                b -= 1;
-            }
-            if b < a + 2 {
+            if b < a + 2 || joiner(&chars[a..b]) {
                 continue;
             }
             let word: String = chars[a..b].iter().collect();

@@ -232,6 +232,30 @@ fn a_private_matter_keeps_its_whole_quoted_record_local() {
     );
 }
 
+/// The small word that joins two masked names stays: "[PERSON_1] and [PERSON_2]", not
+/// "[PERSON_1] [ENTITY_1] [PERSON_2]" (the cloud would read a third party). Mutation-checked:
+/// without `add_found`'s trimming of joining words, "and" is masked.
+#[test]
+fn a_word_joining_masked_names_is_not_masked() {
+    let mut p = Pseudonymizer::new();
+    for (text, names) in [
+        (
+            "I met Svetlana and Ingrid Lindqvist at the lease signing.",
+            &["Svetlana", "Ingrid", "Lindqvist"][..],
+        ),
+        (
+            "Please write to Ingrid Lindqvist and Svetlana about my lease.",
+            &["Ingrid", "Lindqvist", "Svetlana"][..],
+        ),
+    ] {
+        let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+        for n in names {
+            assert!(!r.text.contains(n), "{n} left: {}", r.text);
+        }
+        assert!(r.text.contains("] and ["), "{}", r.text);
+    }
+}
+
 #[test]
 fn redaction_masks_identifiers_and_withholds_private_meaning() {
     let text = "My IBAN is DE89 3704 0044 0532 0130 00. I was diagnosed with diabetes in May. Which budgeting apps are good?";
