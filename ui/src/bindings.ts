@@ -392,6 +392,7 @@ export const LABEL_NAMES: Record<string, [string, string]> = {
   IN_VEHICLE_REGISTRATION: ["number plate", "number plates"],
   NG_VEHICLE_REGISTRATION: ["number plate", "number plates"],
   LEGAL_MATTER: ["legal matter", "legal matters"],
+  EDUCATION_RECORD: ["education record", "education records"],
   CUSTOM: ["term of yours", "terms of yours"],
   CUSTOM_PRIVATE: ["private term of yours", "private terms of yours"],
   AU_ABN: ["business number", "business numbers"],

@@ -1077,6 +1077,12 @@ mod tests {
         // A weak finance word is nobody's money by itself, in any request.
         let t = "The savings office on the corner opens at nine.";
         assert!(labels(t, true).is_empty(), "{:?}", labels(t, true));
+        // Education records count only in such material, even beside a personal word: a
+        // teacher's notes hold students' grades; "my final exam" in a question is everyday.
+        let t = "There has been a 10% increase in office hour attendance after the midterm exams.";
+        assert_eq!(labels(t, true), ["EDUCATION_RECORD"]);
+        let t = "Can you help me prepare for my final exam in organic chemistry?";
+        assert!(labels(t, false).is_empty(), "{:?}", labels(t, false));
     }
 
     /// Bulk passes (the index) read with the bulk names model; prompts and anything that

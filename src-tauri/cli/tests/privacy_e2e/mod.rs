@@ -429,6 +429,53 @@ fn a_private_note_in_an_attached_export_stays_local_as_a_whole() {
     ]);
 }
 
+/// A teacher's exported notes: a record of class statistics that mentions the midterm exams is
+/// an education record and stays local whole; a note titled as the author's personal notes
+/// marks its file private; the task still goes. Mutation-checked: without
+/// the education-record lexicon the office-hour figures leave; without the "personal notes"
+/// marker the opinion of the book does.
+#[test]
+fn education_records_and_personal_notes_in_attached_exports_stay_local() {
+    let w = World::new();
+    let planner = w.path("planner.json");
+    std::fs::write(
+        &planner,
+        "{\"results\": [\n  {\"title\": \"Student Performance Trends\",\n   \"content\": \"Students \
+         who attend office hours regularly score 15% higher on average. There has been a 10% \
+         increase in office hour attendance after the midterm exams.\"},\n  {\"title\": \
+         \"Picnic\",\n   \"content\": \"The picnic moves to the north lawn. Bring a blanket.\"}\n]}",
+    )
+    .unwrap();
+    let notes = w.path("notes.json");
+    std::fs::write(
+        &notes,
+        "{\"results\": [{\"title\": \"Personal Notes on 'Harbour Lights'\", \"content\": \
+         \"The plot is somewhat cliched with predictable twists, and the characters lack depth.\"}]}",
+    )
+    .unwrap();
+    w.ask_with(
+        &[
+            "--attach",
+            planner.to_str().unwrap(),
+            "--attach",
+            notes.to_str().unwrap(),
+        ],
+        "Respond to my friend's message asking how my students and my reading are going.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("how my students"), "{}", got[0]);
+    // (An abstract the local model writes of a private passage may name its topics, "office
+    // hours", as the local-extract strategy intends; never its figures.)
+    w.assert_never_sent(&[
+        "15% higher",
+        "10% increase",
+        "cliched",
+        "lack depth",
+        "Harbour Lights",
+    ]);
+}
+
 #[test]
 fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     let w = World::new();
