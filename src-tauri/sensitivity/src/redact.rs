@@ -316,7 +316,16 @@ pub fn decide_report(
                             }))
                 };
                 let mut found = super::entities::find(&piece, &[]);
-                found.retain(|e| e.label == "NAME" || !public(&piece[e.start..e.end]));
+                // The user's employer, or the one they apply to, is theirs whatever its name
+                // says ("Why would you like to join Intuit?" leaves as "[COMPANY_1]").
+                for e in found.iter_mut() {
+                    if e.label == "ENTITY" && after_employer_cue(&piece, e.start) {
+                        e.label = "COMPANY";
+                    }
+                }
+                found.retain(|e| {
+                    e.label == "NAME" || e.label == "COMPANY" || !public(&piece[e.start..e.end])
+                });
                 add_found(&piece, found, &mut local);
                 let chars: Vec<char> = piece.chars().collect();
                 let unknown: Vec<Span> = unknown_word_spans(&piece)
@@ -721,20 +730,41 @@ fn kind_of(name: &str, default: &str) -> String {
 
 /// The generic words names of a kind end in ("… Hospital", "… Inc") or open with before "of"
 /// ("Bank of …"), and their placeholder kinds: data (`data/kinds.toml`).
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, Default)]
 struct KindsFile {
     heads: rustc_hash::FxHashMap<String, String>,
+    employer: Employer,
+}
+
+/// The words after which a name is an employer (`kinds.toml`'s `[employer]`).
+#[derive(serde::Deserialize, Default)]
+struct Employer {
+    cues: Vec<String>,
+}
+
+fn kinds_file() -> &'static KindsFile {
+    static FILE: std::sync::OnceLock<KindsFile> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        // Embedded data, validated by `kinds_data_is_well_formed`; a broken file would fail
+        // that test, so an empty table here only drops the generalization, never a mask.
+        toml::from_str::<KindsFile>(include_str!("data/kinds.toml")).unwrap_or_default()
+    })
 }
 
 fn kind_heads() -> &'static rustc_hash::FxHashMap<String, String> {
-    static HEADS: std::sync::OnceLock<rustc_hash::FxHashMap<String, String>> =
-        std::sync::OnceLock::new();
-    HEADS.get_or_init(|| {
-        // Embedded data, validated by `kinds_data_is_well_formed`; a broken file would fail
-        // that test, so an empty table here only drops the generalization, never a mask.
-        toml::from_str::<KindsFile>(include_str!("data/kinds.toml"))
-            .map(|f| f.heads)
-            .unwrap_or_default()
+    &kinds_file().heads
+}
+
+/// Whether the name starting at byte `start` of `text` follows an employer cue ("join",
+/// "work at", "interview with", `kinds.toml`): the user's employer, or the one they apply to.
+fn after_employer_cue(text: &str, start: usize) -> bool {
+    let before = text[..start].trim_end().to_lowercase();
+    kinds_file().employer.cues.iter().any(|c| {
+        before.strip_suffix(c.as_str()).is_some_and(|rest| {
+            rest.chars()
+                .next_back()
+                .is_none_or(|ch| !ch.is_alphanumeric())
+        })
     })
 }
 
@@ -885,10 +915,15 @@ fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<S
             if super::entities::is_plain_word(&word) {
                 continue;
             }
+            let label = if e.label == "ENTITY" && after_employer_cue(piece, e.start) {
+                "COMPANY"
+            } else {
+                e.label
+            };
             spans.push(Span {
                 start: a,
                 end: b,
-                label: kind_of(&word, e.label),
+                label: kind_of(&word, label),
                 tier: super::Tier::QuasiIdentifier,
                 score: 0.5,
                 detector: "entities".into(),
@@ -906,6 +941,11 @@ mod tests {
     fn kinds_data_is_well_formed() {
         let f: KindsFile = toml::from_str(include_str!("data/kinds.toml")).unwrap();
         assert!(f.heads.len() > 50);
+        assert!(f.employer.cues.len() > 10);
+        for c in &f.employer.cues {
+            assert_eq!(c, &c.to_lowercase(), "{c}");
+            assert!(!c.contains("  ") && c.trim() == c, "{c:?}");
+        }
         for (head, kind) in &f.heads {
             assert_eq!(head, &head.to_lowercase(), "{head}");
             assert!(!head.contains("  ") && head.trim() == head, "{head:?}");

@@ -256,6 +256,32 @@ fn a_word_joining_masked_names_is_not_masked() {
     }
 }
 
+/// The user's employer, or the one they apply to, is masked as a company even when its name is
+/// an everyday word that would otherwise name a thing; the same name in a question about the
+/// world stays. Mutation-checked: without the employer cues "Intuit" leaves.
+#[test]
+fn an_employer_is_masked_as_a_company_whatever_its_name() {
+    let mut p = Pseudonymizer::new();
+    let r = sensitivity::redact(
+        rules(),
+        &mut p,
+        "Why would you like to join Intuit?",
+        Provenance::Content,
+    );
+    assert_eq!(r.text, "Why would you like to join [COMPANY_1]?");
+    let r = sensitivity::redact(
+        rules(),
+        &mut p,
+        "I want to work at Excel next year; how should I prepare?",
+        Provenance::Content,
+    );
+    assert!(!r.text.contains("Excel"), "{}", r.text);
+    assert!(r.text.contains("[COMPANY_"), "{}", r.text);
+    let world = "What does Intuit make?";
+    let r = sensitivity::redact(rules(), &mut p, world, Provenance::Content);
+    assert_eq!(r.text, world);
+}
+
 #[test]
 fn redaction_masks_identifiers_and_withholds_private_meaning() {
     let text = "My IBAN is DE89 3704 0044 0532 0130 00. I was diagnosed with diabetes in May. Which budgeting apps are good?";
