@@ -318,13 +318,10 @@ pub fn decide_report(
                 let mut found = super::entities::find(&piece, &[]);
                 // The user's employer, or the one they apply to, is theirs whatever its name
                 // says ("Why would you like to join Intuit?" leaves as "[COMPANY_1]").
-                for e in found.iter_mut() {
-                    if e.label == "ENTITY" && after_employer_cue(&piece, e.start) {
-                        e.label = "COMPANY";
-                    }
-                }
                 found.retain(|e| {
-                    e.label == "NAME" || e.label == "COMPANY" || !public(&piece[e.start..e.end])
+                    e.label == "NAME"
+                        || (e.label == "ENTITY" && after_employer_cue(&piece, e.start, e.end))
+                        || !public(&piece[e.start..e.end])
                 });
                 add_found(&piece, found, &mut local);
                 let chars: Vec<char> = piece.chars().collect();
@@ -740,6 +737,7 @@ struct KindsFile {
 #[derive(serde::Deserialize, Default)]
 struct Employer {
     cues: Vec<String>,
+    clause_cues: Vec<String>,
 }
 
 fn kinds_file() -> &'static KindsFile {
@@ -755,17 +753,27 @@ fn kind_heads() -> &'static rustc_hash::FxHashMap<String, String> {
     &kinds_file().heads
 }
 
-/// Whether the name starting at byte `start` of `text` follows an employer cue ("join",
-/// "work at", "interview with", `kinds.toml`): the user's employer, or the one they apply to.
-fn after_employer_cue(text: &str, start: usize) -> bool {
+/// Whether the name at bytes `start..end` of `text` follows an employer cue ("work at",
+/// "interview with", `kinds.toml`; "join" only when the name ends the clause): the user's
+/// employer, or the one they apply to.
+fn after_employer_cue(text: &str, start: usize, end: usize) -> bool {
     let before = text[..start].trim_end().to_lowercase();
-    kinds_file().employer.cues.iter().any(|c| {
+    let follows = |c: &String| {
         before.strip_suffix(c.as_str()).is_some_and(|rest| {
             rest.chars()
                 .next_back()
                 .is_none_or(|ch| !ch.is_alphanumeric())
         })
-    })
+    };
+    let employer = &kinds_file().employer;
+    if employer.cues.iter().any(follows) {
+        return true;
+    }
+    let after = text[end..].trim_start();
+    let ends_clause = after.is_empty()
+        || after.starts_with(['.', '?', '!', ',', ';', ':'])
+        || after.to_lowercase().starts_with("as ");
+    ends_clause && employer.clause_cues.iter().any(follows)
 }
 
 /// The kind a lower-cased name shows by its own generic words: its last one to three words
@@ -915,15 +923,15 @@ fn add_found(piece: &str, found: Vec<super::entities::Entity>, spans: &mut Vec<S
             if super::entities::is_plain_word(&word) {
                 continue;
             }
-            let label = if e.label == "ENTITY" && after_employer_cue(piece, e.start) {
-                "COMPANY"
-            } else {
-                e.label
-            };
+            // A name with no kind of its own after an employer cue is a company.
+            let mut label = kind_of(&word, e.label);
+            if label == "ENTITY" && after_employer_cue(piece, e.start, e.end) {
+                label = "COMPANY".into();
+            }
             spans.push(Span {
                 start: a,
                 end: b,
-                label: kind_of(&word, label),
+                label,
                 tier: super::Tier::QuasiIdentifier,
                 score: 0.5,
                 detector: "entities".into(),
@@ -941,8 +949,8 @@ mod tests {
     fn kinds_data_is_well_formed() {
         let f: KindsFile = toml::from_str(include_str!("data/kinds.toml")).unwrap();
         assert!(f.heads.len() > 50);
-        assert!(f.employer.cues.len() > 10);
-        for c in &f.employer.cues {
+        assert!(f.employer.cues.len() > 10 && !f.employer.clause_cues.is_empty());
+        for c in f.employer.cues.iter().chain(&f.employer.clause_cues) {
             assert_eq!(c, &c.to_lowercase(), "{c}");
             assert!(!c.contains("  ") && c.trim() == c, "{c:?}");
         }

@@ -277,9 +277,30 @@ fn an_employer_is_masked_as_a_company_whatever_its_name() {
     );
     assert!(!r.text.contains("Excel"), "{}", r.text);
     assert!(r.text.contains("[COMPANY_"), "{}", r.text);
-    let world = "What does Intuit make?";
-    let r = sensitivity::redact(rules(), &mut p, world, Provenance::Content);
-    assert_eq!(r.text, world);
+    // A kind the name shows itself is kept.
+    let r = sensitivity::redact(
+        rules(),
+        &mut p,
+        "Why do you want to work at Harlow Robotics Inc.?",
+        Provenance::Content,
+    );
+    assert!(r.text.contains("work at [COMPANY_"), "{}", r.text);
+    let r = sensitivity::redact(
+        rules(),
+        &mut p,
+        "Why should I apply to the University of Westmoor?",
+        Provenance::Content,
+    );
+    assert!(r.text.contains("[UNIVERSITY_"), "{}", r.text);
+    // The same name in a question about the world stays, and "join" before a tool's noun
+    // names the tool.
+    for world in [
+        "What does Intuit make?",
+        "Can you explain how to join Slack channels from a browser?",
+    ] {
+        let r = sensitivity::redact(rules(), &mut p, world, Provenance::Content);
+        assert_eq!(r.text, world);
+    }
 }
 
 #[test]
