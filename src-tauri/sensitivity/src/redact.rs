@@ -187,6 +187,14 @@ impl Decisions {
             .map(|(_, d)| d)
     }
 
+    /// These decisions and `more` (decisions made later in the turn, for text the plan never
+    /// saw: an abstract the local model wrote of private material).
+    pub fn with(&self, more: Vec<(String, Decision)>) -> Self {
+        let mut all = (*self.0).clone();
+        all.extend(more);
+        Self::new(all)
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

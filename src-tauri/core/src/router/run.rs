@@ -994,7 +994,7 @@ impl Orchestrator {
                 abstracts.push((a.name.clone(), abs));
             }
         }
-        let draft = draft_request(
+        let mut draft = draft_request(
             task,
             plan,
             opts,
@@ -1002,6 +1002,32 @@ impl Orchestrator {
             self.catalog.role_of(agent),
             &abstracts,
         );
+        // An abstract is written from private passages of the user's own material: its health,
+        // money, legal and education terms count without a personal word beside them, as the
+        // passages' did ("the student's grade is a C+" stays here however it is worded).
+        if !abstracts.is_empty() {
+            let scanner = self.sanitizer.scanner().clone();
+            let strict = task.policy == super::Policy::Private;
+            let texts: Vec<String> = abstracts.iter().map(|(_, a)| a.clone()).collect();
+            let decided = tokio::task::spawn_blocking(move || {
+                texts
+                    .into_iter()
+                    .map(|t| {
+                        let d = crate::sensitivity::decide_material(
+                            &scanner,
+                            &t,
+                            Provenance::Content,
+                            strict,
+                            true,
+                        );
+                        (t, d)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|e| StepError::Internal(e.to_string()))?;
+            draft.decisions = draft.decisions.with(decided);
+        }
         let step = format!("ask {}", agent.name);
         self.ask_cloud(draft, call, summary, true, step)
             .await

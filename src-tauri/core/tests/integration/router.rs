@@ -1956,3 +1956,73 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
     };
     assert!(!router::plan(&s, &with_doc, &ctx(LocalClass::Large)).local_rewrite);
 }
+
+/// A local model that answers the request for an abstract with `abstract_text`, and everything
+/// else the echo engine's way.
+struct Abstracter {
+    abstract_text: String,
+    echo: EchoEngine,
+}
+
+impl LocalEngine for Abstracter {
+    fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
+        let abstracting = request.messages.first().is_some_and(|m| {
+            m.role == Role::System && m.content.starts_with("You read a private document")
+        });
+        if abstracting {
+            request.messages = vec![ChatMessage::user(self.abstract_text.clone())];
+        }
+        self.echo.generate(request)
+    }
+
+    fn model(&self) -> &LoadedModel {
+        self.echo.model()
+    }
+}
+
+/// An abstract the local model writes of private passages (local extract) is judged as the
+/// user's own material: an education record, money or health term in it counts without a
+/// personal word beside it, as it did in the passages, and that sentence never leaves. The
+/// rest of the abstract and the document's public sentences go. Mutation-checked: deciding the
+/// abstract as ordinary text sends "midterm grades".
+#[tokio::test]
+async fn an_abstract_of_private_material_is_judged_as_that_material() {
+    let lb = Loopback::start(KEY).await.unwrap();
+    let o = orchestrator_with(
+        &lb.base_url(),
+        Wire::Openai,
+        "echo",
+        None,
+        Abstracter {
+            abstract_text:
+                "The class midterm grades fell this term. The notes also mention a picnic.".into(),
+            echo: EchoEngine::sure(0.1),
+        },
+        LocalClass::Small,
+    );
+    let task = Task {
+        prompt:
+            "Write a short reply to my friend about how my term is going. My notes are attached."
+                .into(),
+        attachments: vec![Attachment {
+            name: "notes.txt".into(),
+            text:
+                "Her midterm grades dropped after the move.\nThe picnic moves to the north lawn.\n"
+                    .into(),
+            sensitive_source: false,
+        }],
+        ..Task::default()
+    };
+    let (_, events) = run(&o, task, None).await;
+    let RunEvent::Plan { plan } = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(plan.strategy, Some(How::LocalExtract), "{plan:?}");
+    let got = lb.received();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let sent = got[0].to_string();
+    assert!(sent.contains("Abstract of"), "{sent}");
+    assert!(sent.contains("mention a picnic"), "{sent}");
+    assert!(sent.contains("north lawn"), "{sent}");
+    assert!(!sent.contains("midterm"), "{sent}");
+}
