@@ -1834,21 +1834,24 @@ async fn the_router_follows_the_network_as_it_goes_slows_and_comes_back() {
     );
 }
 
-/// A local model that answers the request to rewrite with `rewrite`, and everything else the
+/// A local model that answers one kind of request with scripted text — the one whose system
+/// message starts with `when` (the request to rewrite, to abstract) — and everything else the
 /// echo engine's way (it repeats what it read: completing an answer, it shows the request and
 /// the cloud's draft side by side).
-struct Rewriter {
-    rewrite: String,
+struct Scripted {
+    when: &'static str,
+    text: String,
     echo: EchoEngine,
 }
 
-impl LocalEngine for Rewriter {
+impl LocalEngine for Scripted {
     fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
-        let rewriting = request.messages.first().is_some_and(|m| {
-            m.role == Role::System && m.content.starts_with("Rewrite the user's request")
-        });
-        if rewriting {
-            request.messages = vec![ChatMessage::user(self.rewrite.clone())];
+        let scripted = request
+            .messages
+            .first()
+            .is_some_and(|m| m.role == Role::System && m.content.starts_with(self.when));
+        if scripted {
+            request.messages = vec![ChatMessage::user(self.text.clone())];
         }
         self.echo.generate(request)
     }
@@ -1885,8 +1888,9 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
             Wire::Openai,
             "echo",
             None,
-            Rewriter {
-                rewrite: rewrite.into(),
+            Scripted {
+                when: "Rewrite the user's request",
+                text: rewrite.into(),
                 // Unsure of its own answer: the task goes on as planned.
                 echo: EchoEngine::sure(0.1),
             },
@@ -1957,29 +1961,6 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
     assert!(!router::plan(&s, &with_doc, &ctx(LocalClass::Large)).local_rewrite);
 }
 
-/// A local model that answers the request for an abstract with `abstract_text`, and everything
-/// else the echo engine's way.
-struct Abstracter {
-    abstract_text: String,
-    echo: EchoEngine,
-}
-
-impl LocalEngine for Abstracter {
-    fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
-        let abstracting = request.messages.first().is_some_and(|m| {
-            m.role == Role::System && m.content.starts_with("You read a private document")
-        });
-        if abstracting {
-            request.messages = vec![ChatMessage::user(self.abstract_text.clone())];
-        }
-        self.echo.generate(request)
-    }
-
-    fn model(&self) -> &LoadedModel {
-        self.echo.model()
-    }
-}
-
 /// An abstract the local model writes of private passages (local extract) is judged as the
 /// user's own material: an education record, money or health term in it counts without a
 /// personal word beside it, as it did in the passages, and that sentence never leaves. The
@@ -1993,9 +1974,10 @@ async fn an_abstract_of_private_material_is_judged_as_that_material() {
         Wire::Openai,
         "echo",
         None,
-        Abstracter {
-            abstract_text:
-                "The class midterm grades fell this term. The notes also mention a picnic.".into(),
+        Scripted {
+            when: "You read a private document",
+            text: "The class midterm grades fell this term. The notes also mention a picnic."
+                .into(),
             echo: EchoEngine::sure(0.1),
         },
         LocalClass::Small,
