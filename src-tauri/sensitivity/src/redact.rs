@@ -765,7 +765,10 @@ fn kind_heads() -> &'static rustc_hash::FxHashMap<String, String> {
 /// "interview with", `kinds.toml`; "join" only when the name ends the clause): the user's
 /// employer, or the one they apply to.
 fn after_employer_cue(text: &str, start: usize, end: usize) -> bool {
-    let before = text[..start].trim_end().to_lowercase();
+    // Only the last words before the name matter (the longest cue is under 40 bytes).
+    let before = text[..start].trim_end();
+    let before = before[super::types::floor_boundary(before, before.len().saturating_sub(40))..]
+        .to_lowercase();
     let follows = |c: &String| {
         before.strip_suffix(c.as_str()).is_some_and(|rest| {
             rest.chars()
@@ -780,7 +783,9 @@ fn after_employer_cue(text: &str, start: usize, end: usize) -> bool {
     let after = text[end..].trim_start();
     let ends_clause = after.is_empty()
         || after.starts_with(['.', '?', '!', ',', ';', ':'])
-        || after.to_lowercase().starts_with("as ");
+        || after
+            .get(..3)
+            .is_some_and(|w| w.eq_ignore_ascii_case("as "));
     ends_clause && employer.clause_cues.iter().any(follows)
 }
 
