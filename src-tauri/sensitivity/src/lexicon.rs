@@ -386,6 +386,19 @@ mod tests {
             labels("my divorce hearing is next week")[0].0,
             "LEGAL_MATTER"
         );
+        // Care for the mind and for addiction; a contract and an offence one commits.
+        assert_eq!(
+            labels("She has kept her sobriety since the counseling started")
+                .into_iter()
+                .map(|(l, _)| l)
+                .collect::<Vec<_>>(),
+            ["HEALTH_CONDITION", "HEALTH_CONDITION"]
+        );
+        assert_eq!(
+            labels("a change in her contract status with the press")[0].0,
+            "LEGAL_MATTER"
+        );
+        assert_eq!(labels("I was caught shoplifting once")[0].0, "LEGAL_MATTER");
         // A possessive is personal too, and so is a reported test result.
         assert_eq!(
             labels("Dad's diabetes is under control now")[0].0,
