@@ -42,6 +42,10 @@ fn keys(dir: &tempfile::TempDir, lb: &Loopback) {
     )
     .with_keys(Keys::new(store.clone()));
     let (_app, window) = mock::app_with(state);
+    // The model loads in the background from the start; the wrong key's fallback to the device
+    // below needs it loaded (asked before, the run had no local model to fall back on and
+    // failed with the provider's refusal: seen once in a fresh-clone CI run).
+    call(&window, "local_model_status", serde_json::json!({}));
     call(
         &window,
         "set_policy",
