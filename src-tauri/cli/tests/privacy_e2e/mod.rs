@@ -476,6 +476,19 @@ fn education_records_and_personal_notes_in_attached_exports_stay_local() {
     ]);
 }
 
+/// The firm the user applies to leaves only as a company placeholder, though its name is an
+/// everyday word; the question still goes. Mutation-checked: without the employer cues
+/// "Intuit" reaches the provider.
+#[test]
+fn the_firm_one_applies_to_leaves_as_a_company_placeholder() {
+    let w = World::new();
+    w.ask("Why would you like to join Intuit?");
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the question went to the cloud");
+    assert!(got[0].contains("join [COMPANY_1]"), "{}", got[0]);
+    w.assert_never_sent(&["Intuit"]);
+}
+
 #[test]
 fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
     let w = World::new();
