@@ -4,7 +4,9 @@ the sanitizer exactly as `tandem ask` uses them, NER on, a cloud agent assumed r
 
 - PUPA: the cloud payload must contain no `pii_units` string (case-insensitive, whole word).
 - PrivacyLens: instruction + attached context; no `sensitive_info_items` sentence may appear
-  verbatim (case-insensitive) in the payload.
+  verbatim (case-insensitive) in the payload. A stricter count is printed beside it: payloads
+  holding at least half of some item's word 4-grams (an item whose name was masked no longer
+  matches verbatim, although the rest of its sentence went out).
 
 Prints leaks and the share of tasks that still used the cloud, per local class; for PUPA also
 PAPILLON's leakage measure and a utility price (masked payloads whose last sentence lost a word
@@ -72,7 +74,10 @@ def privacylens(cls):
     rows = [json.loads(l) for l in open(evald / "delegation_privacylens.jsonl")]
     lines = [{"id": r["id"], "prompt": r["user_instruction"], "attachments": [{"name": "context", "text": r["attached_context"]}]} for r in rows]
     res = route(lines, cls)
-    leaks, cloud = 0, 0
+    def grams(s):
+        w = re.findall(r"\w+", s.lower())
+        return {tuple(w[i:i + 4]) for i in range(len(w) - 3)}
+    leaks, near, cloud = 0, 0, 0
     for r, o in zip(rows, res):
         p = o.get("cloud_payload")
         if p is None:
@@ -80,7 +85,10 @@ def privacylens(cls):
         cloud += 1
         if any(i.strip() and i.lower() in p.lower() for i in r["sensitive_info_items"]):
             leaks += 1
-    return len(rows), cloud, leaks
+        pg = grams(p)
+        if any((g := grams(i)) and 2 * len(g & pg) >= len(g) for i in r["sensitive_info_items"]):
+            near += 1
+    return len(rows), cloud, leaks, near
 
 def public_price(cls):
     """What masking costs on public questions (GSM8K, MMLU dev: no personal data): the share of
@@ -100,8 +108,9 @@ for cls in classes:
     print(f"PUPA ({cls}, policy {policy}): PAPILLON leakage {leakage:.3f} over the whole payload, {user_leakage:.3f} over the user's turn "
           f"(target <= 0.035) at {cloud / n:.1%} cloud (target >= 85%); "
           f"utility price: {ask_hit} of {masked} masked payloads have a placeholder in their last sentence ({ask_hit / max(masked, 1):.1%})")
-    n, cloud, leaks = privacylens(cls)
-    print(f"PrivacyLens ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim")
+    n, cloud, leaks, near = privacylens(cls)
+    print(f"PrivacyLens ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim, "
+          f"{near} held at least half of an item's word 4-grams")
     if os.environ.get("EVAL_PUBLIC", "1") == "1":
         for f, n, sent, masked in public_price(cls):
             print(f"{f} ({cls}, policy {policy}): {sent} of {n} questions go to the cloud, {masked} of them with a placeholder ({masked / max(sent, 1):.1%})")

@@ -16,7 +16,7 @@ import argparse, collections, json, os, subprocess, sys
 os.environ.setdefault("TANDEM_MODELS_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 
 SENSITIVE_TIERS = {"secret", "financial", "government_id", "professional_id", "contact"}
-CONTENT = {"HEALTH_CONDITION", "MEDICATION", "FINANCIAL_SITUATION", "LEGAL_MATTER", "EDUCATION_RECORD"}
+CONTENT = {"HEALTH_CONDITION", "MEDICATION", "FINANCIAL_SITUATION", "LEGAL_MATTER", "EDUCATION_RECORD", "PRIVATE_LIFE", "BUSINESS_CONFIDENTIAL"}
 STRUCTURED_TIERS = {"secret", "financial", "government_id", "professional_id"}
 STRUCTURED_CONTACT = {"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "MAC_ADDRESS", "PH_MOBILE_NUMBER", "TR_PHONE_NUMBER"}
 

@@ -393,6 +393,8 @@ export const LABEL_NAMES: Record<string, [string, string]> = {
   NG_VEHICLE_REGISTRATION: ["number plate", "number plates"],
   LEGAL_MATTER: ["legal matter", "legal matters"],
   EDUCATION_RECORD: ["education record", "education records"],
+  PRIVATE_LIFE: ["private life detail", "private life details"],
+  BUSINESS_CONFIDENTIAL: ["business confidential detail", "business confidential details"],
   CUSTOM: ["term of yours", "terms of yours"],
   CUSTOM_PRIVATE: ["private term of yours", "private terms of yours"],
   AU_ABN: ["business number", "business numbers"],

@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn the_lexicons_are_well_formed_and_registered_as_content() {
         let d = data();
-        assert_eq!(d.lexicon.len(), 5);
+        assert_eq!(d.lexicon.len(), 7);
         for l in &d.lexicon {
             let reg = crate::labels::get(&l.label).expect("lexicon label registered");
             assert_eq!(reg.kind, crate::labels::LabelKind::Content, "{}", l.label);
@@ -420,6 +420,27 @@ mod tests {
             "premium"
         );
         assert!(labels("What is an insurance premium?").is_empty());
+        // Beliefs, orientation and the private life a confidant hears of (GDPR art. 9 and
+        // beyond), a relapse, harm suffered: private beside a person, a topic without one.
+        assert_eq!(
+            labels("Tom has been open about his personal beliefs and his faith")[0].0,
+            "PRIVATE_LIFE"
+        );
+        assert_eq!(
+            labels("I had a relapse last night and I feel terrible")[0].0,
+            "HEALTH_CONDITION"
+        );
+        assert_eq!(
+            labels("I experienced a harassment in the neighborhood")[0].0,
+            "LEGAL_MATTER"
+        );
+        assert_eq!(
+            labels("She recently went through a breakup with her partner")[0].0,
+            "PRIVATE_LIFE"
+        );
+        assert!(labels("What does sexual orientation mean in law?").is_empty());
+        // "came out" alone is an outing, not a disclosure: only "came out as" counts.
+        assert!(labels("last week, when Abby came out to see her").is_empty());
     }
 
     #[test]

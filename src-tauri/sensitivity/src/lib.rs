@@ -1083,6 +1083,12 @@ mod tests {
         assert_eq!(labels(t, true), ["EDUCATION_RECORD"]);
         let t = "Can you help me prepare for my final exam in organic chemistry?";
         assert!(labels(t, false).is_empty(), "{:?}", labels(t, false));
+        // What a business has not announced counts in such material only: a patent pending
+        // in the user's notes; a launch the prompt asks help with is the task.
+        let t = "Project Alpha is in the prototype phase and is pending patent approval.";
+        assert_eq!(labels(t, true), ["BUSINESS_CONFIDENTIAL"; 2]);
+        let t = "Write a press release for our upcoming product launch in March.";
+        assert!(labels(t, false).is_empty(), "{:?}", labels(t, false));
     }
 
     /// Bulk passes (the index) read with the bulk names model; prompts and anything that

@@ -476,6 +476,60 @@ fn education_records_and_personal_notes_in_attached_exports_stay_local() {
     ]);
 }
 
+/// A message history the user attaches: a friend's relapse, a harassment someone lived
+/// through and an invention before its patent are each private whatever their wording, and
+/// stay on the device although no identifier is in them; the task still goes. Mutation-checked:
+/// without "relapse", "harassment" or the business-confidential lexicon the sentence leaves.
+#[test]
+fn a_relapse_a_harassment_and_a_pending_patent_in_attached_messages_stay_local() {
+    let w = World::new();
+    // Three exports, one private sentence each, so that each guard is tested on its own.
+    let export = |name: &str, private: &str| {
+        let path = w.path(name);
+        std::fs::write(
+            &path,
+            format!(
+                "{{\"messages\": [\n  {{\"message\": \"{private}\"}},\n  {{\"message\": \
+                 \"Shall we meet for coffee on the north lawn?\"}}\n]}}"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let friend = export(
+        "friend.json",
+        "I'm struggling today. I had a relapse last night and I feel terrible about it.",
+    );
+    let neighbour = export(
+        "neighbour.json",
+        "You forgot that I experienced a harassment near the bakery.",
+    );
+    let colleague = export(
+        "colleague.json",
+        "The solar frame is in the prototype phase and is pending patent approval.",
+    );
+    w.ask_with(
+        &[
+            "--attach",
+            friend.to_str().unwrap(),
+            "--attach",
+            neighbour.to_str().unwrap(),
+            "--attach",
+            colleague.to_str().unwrap(),
+        ],
+        "Reply to my friend's latest message about how my day was.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("how my day was"), "{}", got[0]);
+    w.assert_never_sent(&[
+        "had a relapse",
+        "experienced a harassment",
+        "solar frame",
+        "pending patent approval",
+    ]);
+}
+
 /// The firm the user applies to leaves only as a company placeholder, though its name is an
 /// everyday word; the question still goes. Mutation-checked: without the employer cues
 /// "Intuit" reaches the provider.
