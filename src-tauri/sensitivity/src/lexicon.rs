@@ -62,23 +62,59 @@ fn named_possessive_before(text: &str, start: usize) -> bool {
 }
 
 /// True when a whole word of `personal` (a possessive counts: "dad's") or a `result_cues`
-/// phrase is within 48 bytes before or 24 after the term.
+/// phrase is within 48 bytes before or 24 after the term, or before the list the term is an
+/// item of (`list_lead_in`).
 fn personal_context(text: &str, start: usize, end: usize) -> bool {
     let ctx = &data().context;
     let (before, after) = context_around(text, start, end, 48);
     let after = &after[..floor_boundary(&after, 24)];
-    before
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .chain(after.split(|c: char| !(c.is_alphanumeric() || c == '\'')))
-        .any(|w| {
-            let w = w.strip_suffix("'s").unwrap_or(w);
-            ctx.personal.iter().any(|p| p == w)
-        })
+    let personal_word = |s: &str| {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .any(|w| {
+                let w = w.strip_suffix("'s").unwrap_or(w);
+                ctx.personal.iter().any(|p| p == w)
+            })
+    };
+    personal_word(&before)
+        || personal_word(after)
         || named_possessive_before(text, start)
         || ctx
             .result_cues
             .iter()
             .any(|c| before.contains(c.as_str()) || after.contains(c.as_str()))
+        || list_lead_in(text, start).is_some_and(|lead| {
+            let (before, _) = context_around(text, lead, lead, 48);
+            personal_word(&before)
+        })
+}
+
+/// Where the clause that introduces a list ends, when the term at `start` is one of its later
+/// items ("if I'm interested in: skydiving, hiking, shoplifting"): every item is a word or
+/// three, and the term has the list's context however long the list runs.
+fn list_lead_in(text: &str, start: usize) -> Option<usize> {
+    let mut at = start;
+    let mut items = 0;
+    loop {
+        let head = text[..at].trim_end();
+        // The separator before this item, if any (none: the item starts the text).
+        let found = head.rfind([',', ':', ';', '.', '!', '?', '\n']);
+        let item = &head[found.map_or(0, |i| i + 1)..];
+        let short = item.split_whitespace().count() <= 3 && item.len() <= 32;
+        if at != start && !short {
+            // This item is the lead-in itself ("I enjoy things such as skydiving").
+            return (items > 0).then_some(head.len());
+        }
+        let i = found?;
+        match head.as_bytes()[i] {
+            b',' => {
+                items += 1;
+                at = i;
+            }
+            // "…interested in: skydiving, hiking": the lead-in ends at the colon.
+            b':' => return (items > 0).then_some(i),
+            _ => return None,
+        }
+    }
 }
 
 /// The detector of a content term found with no personal context around it.
@@ -439,6 +475,17 @@ mod tests {
             "PRIVATE_LIFE"
         );
         assert!(labels("What does sexual orientation mean in law?").is_empty());
+        // An item of a list has the context of the clause that introduces it.
+        assert_eq!(
+            labels("Suggest 20 hobbies, if I'm interested in such things as: skydiving, hiking, shoplifting, sports")[0].1,
+            "shoplifting"
+        );
+        assert_eq!(
+            labels("I enjoy things such as skydiving, hiking, rock climbing, shoplifting")[0].1,
+            "shoplifting"
+        );
+        assert!(labels("Common offences are: speeding, fraud, vandalism, shoplifting").is_empty());
+        assert!(labels("The leaflet names the main risks: smoking, obesity, diabetes").is_empty());
         // "came out" alone is an outing, not a disclosure: only "came out as" counts.
         assert!(labels("last week, when Abby came out to see her").is_empty());
     }
