@@ -188,6 +188,10 @@ return [...document.querySelectorAll('input,select,textarea,button,[role=tab]')]
                 p.wait(5)
             except subprocess.TimeoutExpired:
                 p.kill()
+        # The session's ledger, conversations and index are test data, but data all the same:
+        # they go with the session (TANDEM_E2E_KEEP=1 keeps them to debug a failure).
+        if os.environ.get("TANDEM_E2E_KEEP") != "1":
+            shutil.rmtree(self.data, ignore_errors=True)
 
 
 def _up(base):
