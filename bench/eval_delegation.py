@@ -36,11 +36,14 @@ def pupa(cls):
     """Leaks, cloud share, and PAPILLON's leakage measure: per request, the share of its private
     units (pii_units) found in what the cloud received, averaged over all requests (a request
     answered locally leaks 0). Also a utility price: among requests that went out masked, the
-    share whose last sentence (usually the actual ask) lost a word to a placeholder."""
+    share whose last sentence (usually the actual ask) lost a word to a placeholder, and how
+    many placeholders the user's turns hold in all (fewer, at the same leakage, is more of the
+    task kept)."""
     rows = [json.loads(l) for l in open(evald / "delegation_pupa.jsonl")]
     res = route([{"id": r["id"], "prompt": r["user_query"]} for r in rows], cls)
     leaks, cloud, leaked_units, shares, masked, ask_hit = 0, 0, [], [], 0, 0
     user_shares = []
+    placeholders = 0
     found = lambda u, t: re.search(r"(?<!\w)" + re.escape(u) + r"(?!\w)", t, re.I)
     for r, o in zip(rows, res):
         p = o.get("cloud_payload")
@@ -61,6 +64,7 @@ def pupa(cls):
         # it: a unit such as "may" or "is" found only in Tandem's own role text ("... may have
         # been replaced by placeholders") is not the user's.
         user_shares.append(len([u for u in units if found(u, user)]) / len(units) if units else 0.0)
+        placeholders += len(re.findall(r"\[[A-Z_]+_\d+\]", user))
         if re.search(r"\[[A-Z_]+_\d+\]", user):
             masked += 1
             sentences = [x for x in re.split(r"(?<=[.?!])\s+", user.strip()) if x.strip()]
@@ -68,7 +72,7 @@ def pupa(cls):
                 ask_hit += 1
     leakage = sum(shares) / len(shares) if shares else 0.0
     user_leakage = sum(user_shares) / len(user_shares) if user_shares else 0.0
-    return len(rows), cloud, leaks, leaked_units, leakage, user_leakage, masked, ask_hit
+    return len(rows), cloud, leaks, leaked_units, leakage, user_leakage, masked, ask_hit, placeholders
 
 def privacylens(cls):
     rows = [json.loads(l) for l in open(evald / "delegation_privacylens.jsonl")]
@@ -103,11 +107,12 @@ def public_price(cls):
     return out
 
 for cls in classes:
-    n, cloud, leaks, units, leakage, user_leakage, masked, ask_hit = pupa(cls)
+    n, cloud, leaks, units, leakage, user_leakage, masked, ask_hit, placeholders = pupa(cls)
     print(f"PUPA ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a pii_unit; e.g. {units[:12]}")
     print(f"PUPA ({cls}, policy {policy}): PAPILLON leakage {leakage:.3f} over the whole payload, {user_leakage:.3f} over the user's turn "
           f"(target <= 0.035) at {cloud / n:.1%} cloud (target >= 85%); "
-          f"utility price: {ask_hit} of {masked} masked payloads have a placeholder in their last sentence ({ask_hit / max(masked, 1):.1%})")
+          f"utility price: {ask_hit} of {masked} masked payloads have a placeholder in their last sentence ({ask_hit / max(masked, 1):.1%}), "
+          f"{placeholders} placeholders in all")
     n, cloud, leaks, near = privacylens(cls)
     print(f"PrivacyLens ({cls}, policy {policy}): {n} tasks, {cloud} used the cloud ({cloud / n:.1%}), {leaks} leaked a sensitive item verbatim, "
           f"{near} held at least half of an item's word 4-grams")

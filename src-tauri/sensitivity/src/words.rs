@@ -42,6 +42,15 @@ const ALWAYS: &[&str] = &[
     "thanksgiving",
 ];
 
+/// Code's own vocabulary (`data/code_words.txt`: keywords, built-ins, commands, markup):
+/// everyday words of code that name no one.
+fn code_words() -> impl Iterator<Item = &'static str> {
+    include_str!("data/code_words.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
 /// The system's English word lists: every `*english*` file beside `SYSTEM_WORDS` (Debian keeps
 /// American and British spellings, in two sizes, there), else `SYSTEM_WORDS` itself.
 fn system_lists() -> Vec<PathBuf> {
@@ -87,6 +96,7 @@ impl CommonWords {
                     .chain(super::quasi::lexicon().weekdays)
                     .copied(),
             )
+            .chain(code_words().map(|w| -> &str { w }))
             .map(str::to_owned)
             .collect();
         let names = list
@@ -298,6 +308,32 @@ mod tests {
         assert_eq!(unknown("Monday in April Mr Smith"), ["Smith"]);
         assert!(unknown("2023 1,240 ... -- 2nd 5x 10am 250mg").is_empty());
         assert_eq!(unknown("4ever 12abcd"), ["4ever", "12abcd"]);
+    }
+
+    /// Code pasted into a personal request keeps its keywords; its own names stay unknown.
+    /// Mutation-checked: without `code_words` every keyword here is unknown.
+    #[test]
+    fn code_keywords_are_known_and_code_names_are_not() {
+        assert_eq!(
+            unknown("const async for x in argv: println sudo mkdir tmp stormhaven"),
+            ["stormhaven"]
+        );
+        assert!(unknown("a div in the tbody, px rgba").is_empty());
+    }
+
+    /// A code word that is also someone's name ("chan", "elif") would let that name leave
+    /// unmasked in a personal request ("Ms.Chan said…").
+    #[test]
+    fn no_code_word_is_a_name() {
+        let names: rustc_hash::FxHashSet<String> = include_str!("data/names.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_lowercase)
+            .collect();
+        for w in code_words() {
+            assert_eq!(w, w.to_lowercase(), "{w}: code words are lower case");
+            assert!(!names.contains(w), "{w} is a name in data/names.txt");
+        }
     }
 
     #[test]

@@ -184,6 +184,27 @@ fn lowercase_names_in_personal_text_are_masked_by_the_word_list() {
     assert_eq!(r.text, world);
 }
 
+/// Code pasted into a personal request keeps its keywords and commands; the names in it are
+/// still masked. Mutation-checked: without `data/code_words.txt` "const", "async" and "sudo"
+/// leave as placeholders.
+#[test]
+fn code_in_a_personal_request_keeps_its_keywords_and_loses_its_names() {
+    let mut p = Pseudonymizer::new();
+    let text = "my script by Keziah Brightwater fails: const data = await fetch(url); \
+                async function run() { sudo mkdir /tmp/stormhaven }";
+    let r = sensitivity::redact(rules(), &mut p, text, Provenance::Content);
+    for kept in [
+        "const data = await fetch(url)",
+        "async function run()",
+        "sudo mkdir",
+    ] {
+        assert!(r.text.contains(kept), "{kept} lost: {}", r.text);
+    }
+    for gone in ["Keziah", "Brightwater", "stormhaven"] {
+        assert!(!r.text.contains(gone), "{gone} left: {}", r.text);
+    }
+}
+
 /// A private matter inside a quoted record (a note's JSON `content`) keeps the whole record on
 /// the device, not only its sentence; another record, and a prompt's own prose, are judged
 /// sentence by sentence. Mutation-checked: without `keep_quoted_records_whole` the check-ins
