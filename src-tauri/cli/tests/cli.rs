@@ -371,6 +371,25 @@ fn route_jsonl_keeps_its_contract() {
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("reckless"));
 }
 
+/// An empty `TANDEM_WORDS` is unset: the system's word list still judges which words are
+/// everyday ones. Mutation-checked: read as a path, the empty name leaves no list but Tandem's
+/// own words, and "write my bio" goes as placeholders.
+#[test]
+fn an_empty_words_variable_is_unset() {
+    let input = "{\"id\": \"a\", \"prompt\": \"I work at linkedin; write my bio\"}\n";
+    let out = run_with_stdin_env(
+        &["route", "--jsonl", "--local-class", "large"],
+        input,
+        &[("TANDEM_NER", "off"), ("TANDEM_WORDS", "")],
+    );
+    assert!(out.status.success());
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    let payload = line["cloud_payload"].as_str().unwrap();
+    assert!(payload.contains("write my bio"), "{payload}");
+    assert!(!payload.contains("linkedin"), "{payload}");
+}
+
 #[test]
 fn extract_json_gives_text_and_its_classification() {
     let d = tempfile::tempdir().unwrap();

@@ -135,7 +135,8 @@ impl CommonWords {
         static WORDS: OnceLock<Option<CommonWords>> = OnceLock::new();
         WORDS
             .get_or_init(|| {
-                let paths = match std::env::var_os(WORDS_ENV) {
+                // An empty `TANDEM_WORDS` is unset, as for any variable naming a file.
+                let paths = match std::env::var_os(WORDS_ENV).filter(|p| !p.is_empty()) {
                     Some(p) => vec![PathBuf::from(p)],
                     None => system_lists(),
                 };
