@@ -106,7 +106,9 @@ fn list_lead_in(text: &str, start: usize) -> Option<usize> {
         }
         let i = found?;
         match head.as_bytes()[i] {
-            b',' => {
+            // A list longer than this is data (a CSV row, a JSON array), not an enumeration in
+            // a sentence; the bound also keeps the walk linear over such rows.
+            b',' if items < 32 => {
                 items += 1;
                 at = i;
             }
@@ -486,6 +488,12 @@ mod tests {
         );
         assert!(labels("Common offences are: speeding, fraud, vandalism, shoplifting").is_empty());
         assert!(labels("The leaflet names the main risks: smoking, obesity, diabetes").is_empty());
+        // A long flat row is data: past 32 items no lead-in counts (and each term's walk back
+        // is bounded, so a row of 30,000 terms is read in linear time).
+        let row = format!("I noted: {}diabetes", "flu, ".repeat(40));
+        assert!(labels(&row).is_empty());
+        let row = format!("Noted: {}", "diabetes, ".repeat(30_000));
+        assert!(labels(&row).is_empty());
         // "came out" alone is an outing, not a disclosure: only "came out as" counts.
         assert!(labels("last week, when Abby came out to see her").is_empty());
     }
