@@ -36,11 +36,8 @@ fn keys_from_settings_reach_the_wire_and_models_download() {
 
 fn keys(dir: &tempfile::TempDir, lb: &Loopback) {
     let store = Arc::new(MemoryStore::default());
-    let state = mock::state_in(
-        &dir.path().join("data"),
-        concat!(env!("CARGO_MANIFEST_DIR"), "/models").as_ref(),
-    )
-    .with_keys(Keys::new(store.clone()));
+    let state = mock::state_in(&dir.path().join("data"), &mock::models_dir())
+        .with_keys(Keys::new(store.clone()));
     let (_app, window) = mock::app_with(state);
     // The model loads in the background from the start; the wrong key's fallback to the device
     // below needs it loaded (asked before, the run had no local model to fall back on and

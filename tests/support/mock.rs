@@ -10,10 +10,16 @@ pub type MockWindow = tauri::WebviewWindow<tauri::test::MockRuntime>;
 
 /// The app on the mock runtime with the real small model and every data file in `dir`.
 pub fn app_in(dir: &std::path::Path) -> (MockApp, MockWindow) {
-    app_with(state_in(
-        dir,
-        concat!(env!("CARGO_MANIFEST_DIR"), "/models").as_ref(),
-    ))
+    app_with(state_in(dir, &models_dir()))
+}
+
+/// Where the test command put the models: `TANDEM_MODELS_DIR` (the Makefile exports it, and
+/// keeps a developer's own), else this checkout's `models/`.
+pub fn models_dir() -> std::path::PathBuf {
+    std::env::var_os("TANDEM_MODELS_DIR")
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/models").into())
 }
 
 /// The app's state with the models (manifest and weights) in `models` and data files in `dir`.
