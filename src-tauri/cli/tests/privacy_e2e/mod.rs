@@ -530,6 +530,28 @@ fn a_relapse_a_harassment_and_a_pending_patent_in_attached_messages_stay_local()
     ]);
 }
 
+/// Code pasted into a personal request reaches the provider with its keywords and commands,
+/// never with the names in it. Mutation-checked: with `data/code_words.txt` emptied, "const"
+/// and "sudo" arrive as placeholders; the names never arrive either way.
+#[test]
+fn code_in_a_personal_request_keeps_its_keywords_and_never_its_names() {
+    let w = World::new();
+    w.ask(
+        "My deploy script by Keziah Brightwater fails, why? const data = await fetch(url); \
+         async function run() { sudo mkdir /srv/stormhaven }",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the question went to the cloud");
+    for kept in [
+        "const data = await fetch(url)",
+        "async function run()",
+        "sudo mkdir",
+    ] {
+        assert!(got[0].contains(kept), "{kept} lost: {}", got[0]);
+    }
+    w.assert_never_sent(&["Keziah", "Brightwater", "stormhaven"]);
+}
+
 /// The firm the user applies to leaves only as a company placeholder, though its name is an
 /// everyday word; the question still goes. Mutation-checked: without the employer cues
 /// "Intuit" reaches the provider.
