@@ -530,6 +530,20 @@ fn a_relapse_a_harassment_and_a_pending_patent_in_attached_messages_stay_local()
     ]);
 }
 
+/// A private term late in a list has the context of the clause that introduces the list: the
+/// request is the user's own and nothing of it leaves. Mutation-checked: without
+/// `list_lead_in` the request goes to the provider with "shoplifting" in it.
+#[test]
+fn a_private_item_late_in_a_personal_list_never_leaves() {
+    let w = World::new();
+    w.ask(
+        "Come up with 20 hobbies that are interesting to me, if I'm interested in such things \
+         as: skydiving, hiking, shoplifting, programming, engineering, sports",
+    );
+    assert!(w.received().is_empty(), "the request stayed on the device");
+    w.assert_never_sent(&["shoplifting", "skydiving"]);
+}
+
 /// Code pasted into a personal request reaches the provider with its keywords and commands,
 /// never with the names in it. Mutation-checked: with `data/code_words.txt` emptied, "const"
 /// and "sudo" arrive as placeholders; the names never arrive either way.
