@@ -96,9 +96,14 @@ fn list_lead_in(text: &str, start: usize) -> Option<usize> {
     let mut items = 0;
     loop {
         let head = text[..at].trim_end();
-        // The separator before this item, if any (none: the item starts the text).
-        let found = head.rfind([',', ':', ';', '.', '!', '?', '\n']);
-        let item = &head[found.map_or(0, |i| i + 1)..];
+        // The separator before this item, looked for only as far back as an item or a lead-in
+        // needs (none: the item starts the text, or is longer than any item): each term's walk
+        // stays short however long the text.
+        let from = floor_boundary(head, head.len().saturating_sub(64));
+        let found = head[from..]
+            .rfind([',', ':', ';', '.', '!', '?', '\n'])
+            .map(|i| from + i);
+        let item = &head[found.map_or(from, |i| i + 1)..];
         let short = item.split_whitespace().count() <= 3 && item.len() <= 32;
         if at != start && !short {
             // This item is the lead-in itself ("I enjoy things such as skydiving").
@@ -494,6 +499,8 @@ mod tests {
         assert!(labels(&row).is_empty());
         let row = format!("Noted: {}", "diabetes, ".repeat(30_000));
         assert!(labels(&row).is_empty());
+        let prose = format!("Noted {}", "diabetes and ".repeat(30_000));
+        assert!(labels(&prose).is_empty());
         // "came out" alone is an outing, not a disclosure: only "came out as" counts.
         assert!(labels("last week, when Abby came out to see her").is_empty());
     }
