@@ -473,6 +473,7 @@ async fn run(cli: Cli) -> Result<()> {
                 temperature,
                 logprobs: None,
                 choices: Vec::new(),
+                plain: false,
             };
             ask_local(&settings, model_file, request, json).await
         }

@@ -12,7 +12,10 @@ use mistralrs::core::{
     AutoDeviceMapParams, DefaultSchedulerMethod, DeviceMapSetting, GGUFLoaderBuilder,
     GGUFSpecificConfig, MistralRsBuilder, SchedulerConfig, TokenSource,
 };
-use mistralrs::{Device, ModelDType, RequestBuilder, Response, TextMessageRole};
+use mistralrs::{
+    Device, MessageContent, ModelDType, RequestBuilder, RequestLike, RequestMessage, Response,
+    TextMessageRole,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use super::metrics::Timer;
@@ -371,11 +374,20 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
         )));
     }
 
+    let plain = req.plain.then(|| plain_text(req));
     let mut timer = Timer::start();
-    let mut stream = model
-        .stream_chat_request(builder)
-        .await
-        .map_err(|e| LocalError::Generation(e.to_string()))?;
+    let stream = match &plain {
+        Some(text) => {
+            model
+                .stream_chat_request(PlainText {
+                    inner: builder,
+                    text: text.clone(),
+                })
+                .await
+        }
+        None => model.stream_chat_request(builder).await,
+    };
+    let mut stream = stream.map_err(|e| LocalError::Generation(e.to_string()))?;
     let mut usage = None;
     let mut finish: Option<String> = None;
     let mut logprobs = Vec::new();
@@ -420,6 +432,36 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                 usage = Some(done.usage);
                 break;
             }
+            // A plain-text request answers as a text completion.
+            Response::CompletionChunk(chunk) => {
+                for choice in chunk.choices {
+                    if let Some(lp) = choice.logprobs.filter(|_| req.logprobs.is_some()) {
+                        logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
+                    }
+                    if !choice.text.is_empty() {
+                        timer.piece();
+                        if job
+                            .reply
+                            .send(Ok(StreamEvent::Token { text: choice.text }))
+                            .await
+                            .is_err()
+                        {
+                            return Ok(());
+                        }
+                    }
+                    if let Some(f) = choice.finish_reason {
+                        finish = Some(f);
+                    }
+                }
+                if finish.is_some() {
+                    break;
+                }
+            }
+            Response::CompletionDone(done) => {
+                usage = Some(done.usage);
+                break;
+            }
+            Response::CompletionModelError(msg, _) => return Err(LocalError::Generation(msg)),
             Response::InternalError(e) | Response::ValidationError(e) => {
                 return Err(LocalError::Generation(e.to_string()));
             }
@@ -431,8 +473,18 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
             }
         }
     }
+    // A text completion's chunks carry no usage: count the prompt's tokens here.
+    let prompt_tokens = match (&usage, &plain) {
+        (Some(u), _) => Some(u.prompt_tokens),
+        (None, Some(text)) => model
+            .tokenize(either::Either::Right(text.clone()), None, true, false, None)
+            .await
+            .ok()
+            .map(|t| t.len()),
+        (None, None) => None,
+    };
     let mut metrics = timer.finish(
-        usage.as_ref().map(|u| u.prompt_tokens),
+        prompt_tokens,
         usage.as_ref().map(|u| u.completion_tokens),
         finish.unwrap_or_else(|| "stop".into()),
     );
@@ -460,5 +512,61 @@ fn token_logprob(
             .filter(|t| t.logprob.is_finite())
             .map(|t| (t.bytes.unwrap_or_default(), p(t.logprob)))
             .collect(),
+    }
+}
+
+/// The text a plain request continues: its messages' contents joined with blank lines.
+fn plain_text(req: &GenerateRequest) -> String {
+    req.messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// A request whose messages are one text to continue as it stands (no chat template);
+/// sampling, constraint and log-probabilities are the wrapped builder's.
+struct PlainText {
+    inner: RequestBuilder,
+    text: String,
+}
+
+impl RequestLike for PlainText {
+    fn messages_ref(&self) -> &[indexmap::IndexMap<String, MessageContent>] {
+        RequestLike::messages_ref(&self.inner)
+    }
+    fn images_ref(&self) -> &[image::DynamicImage] {
+        RequestLike::images_ref(&self.inner)
+    }
+    fn take_messages(&mut self) -> RequestMessage {
+        RequestMessage::Completion {
+            text: std::mem::take(&mut self.text),
+            echo_prompt: false,
+            best_of: None,
+        }
+    }
+    fn take_logits_processors(&mut self) -> Option<Vec<Arc<dyn mistralrs::CustomLogitsProcessor>>> {
+        RequestLike::take_logits_processors(&mut self.inner)
+    }
+    fn take_adapters(&mut self) -> Option<Vec<String>> {
+        RequestLike::take_adapters(&mut self.inner)
+    }
+    fn return_logprobs(&self) -> bool {
+        RequestLike::return_logprobs(&self.inner)
+    }
+    fn enable_search(&self) -> Option<bool> {
+        RequestLike::enable_search(&self.inner)
+    }
+    fn take_constraint(&mut self) -> mistralrs::Constraint {
+        RequestLike::take_constraint(&mut self.inner)
+    }
+    fn take_tools(&mut self) -> Option<(Vec<mistralrs::Tool>, mistralrs::ToolChoice)> {
+        RequestLike::take_tools(&mut self.inner)
+    }
+    fn take_sampling_params(&mut self) -> mistralrs::SamplingParams {
+        RequestLike::take_sampling_params(&mut self.inner)
+    }
+    fn take_web_search_options(&mut self) -> Option<mistralrs::WebSearchOptions> {
+        RequestLike::take_web_search_options(&mut self.inner)
     }
 }

@@ -122,6 +122,12 @@ pub struct GenerateRequest {
     /// probabilities are the model's belief split between them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
+    /// Continue the messages' text as it stands, without the model's chat template: for a
+    /// prompt in a fixed format that a model continues best as plain text (a multiple-choice
+    /// question ending "Answer:", where the next token is the letter). The contents are joined
+    /// with blank lines; roles are not marked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain: bool,
 }
 
 impl GenerateRequest {
@@ -132,6 +138,7 @@ impl GenerateRequest {
             temperature: None,
             logprobs: None,
             choices: Vec::new(),
+            plain: false,
         }
     }
 }

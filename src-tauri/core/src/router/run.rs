@@ -517,6 +517,7 @@ impl Orchestrator {
             temperature: opts.temperature,
             logprobs: None,
             choices: Vec::new(),
+            plain: false,
         };
         let clock = LocalClock::start();
         let mut stream = local.generate(req)?;
@@ -774,6 +775,7 @@ impl Orchestrator {
                     temperature: None,
                     logprobs: None,
                 choices: Vec::new(),
+                plain: false,
                 };
                 let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
                 let out = out.trim();
@@ -840,6 +842,7 @@ impl Orchestrator {
             temperature: None,
             logprobs: None,
             choices: Vec::new(),
+            plain: false,
         };
         let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
         let rewrite = rewritten(&out);
@@ -948,6 +951,7 @@ impl Orchestrator {
             temperature: None,
             logprobs: None,
             choices: Vec::new(),
+            plain: false,
         };
         let (out, _) = local.generate(req).ok()?.collect_text().await.ok()?;
         Some(out)

@@ -89,6 +89,15 @@ const FACT_SYSTEM: &str = "Answer the question directly, in one short sentence."
 const FACT_MAX_TOKENS: usize = 64;
 const CHOICE_SYSTEM: &str =
     "Answer the multiple-choice question with the letter of the correct option only.";
+/// A self-contained multiple-choice question is read as plain text in the format models meet
+/// such questions in (Hendrycks et al.'s MMLU prompt), not as a chat turn: the token after
+/// "Answer:" is then the letter. As a chat turn the model wants to write "The answer is ..."
+/// first, and the letters hold ~20% of its first token's probability: the belief read from
+/// that tail leaned to "B" (194 of 400 dev MMLU picks). Measured with the recommended model
+/// (Qwen2.5-Coder-1.5B) on 400 dev MMLU questions: right 44% as a chat turn, 48% as plain
+/// text; confidence AUC 0.71 -> 0.74; answers kept at half sent right 58% -> 68%
+/// (`bench/RESULTS.md`, 2026-12-05).
+const CHOICE_HEADER: &str = "The following are multiple choice questions (with answers).";
 
 /// Alternatives read at a multiple-choice answer's one token.
 const CHOICE_ALTERNATIVES: usize = 20;
@@ -96,6 +105,11 @@ const CHOICE_ALTERNATIVES: usize = 20;
 /// The local model's request for a task of `shape` (the messages as the local model would read
 /// the task otherwise, with the shape's instruction first).
 pub fn request(shape: &Shape, messages: Vec<ChatMessage>, max_tokens: usize) -> GenerateRequest {
+    if let Shape::Choice { letters } = shape {
+        if let Some(req) = plain_choice(letters, &messages) {
+            return req;
+        }
+    }
     let (system, max_tokens, logprobs) = match shape {
         Shape::Choice { .. } => (Some(CHOICE_SYSTEM), 1, CHOICE_ALTERNATIVES),
         Shape::Worked => (Some(WORKED_SYSTEM), max_tokens.max(384), 1),
@@ -117,7 +131,34 @@ pub fn request(shape: &Shape, messages: Vec<ChatMessage>, max_tokens: usize) -> 
             Shape::Choice { letters } => letters.iter().map(|c| c.to_string()).collect(),
             _ => Vec::new(),
         },
+        plain: false,
     }
+}
+
+/// The plain-text form of a multiple-choice question that stands alone (one user message, no
+/// conversation before it: earlier turns only read right as a chat). The letter follows
+/// "Answer:" after a space, so the choices are " A", " B", ...
+fn plain_choice(letters: &[char], messages: &[ChatMessage]) -> Option<GenerateRequest> {
+    let [only] = messages else { return None };
+    if only.role != crate::cloud::Role::User {
+        return None;
+    }
+    let question = only.content.trim();
+    let ask = if question.ends_with("Answer:") {
+        ""
+    } else {
+        "\nAnswer:"
+    };
+    Some(GenerateRequest {
+        messages: vec![ChatMessage::user(format!(
+            "{CHOICE_HEADER}\n\n{question}{ask}"
+        ))],
+        max_tokens: 1,
+        temperature: None,
+        logprobs: Some(CHOICE_ALTERNATIVES),
+        choices: letters.iter().map(|c| format!(" {c}")).collect(),
+        plain: true,
+    })
 }
 
 /// The local answer as shown, and how sure the model was (0..1).
@@ -263,8 +304,11 @@ fn letter_of(tok: &str) -> Option<char> {
 /// attempt for that shape (its confidence does not tell right from wrong well enough to be
 /// worth the wait). Calibrated with the recommended model (Qwen2.5-Coder-1.5B) on this
 /// project's development routing sets (`bench/eval_answer.py`, 2026-12-02):
-/// - multiple choice: 0.447 on 100 dev MMLU questions sent 49% to the cloud and recovered 69%
-///   of the gap to the strong model (AUC 0.68);
+/// - multiple choice, read as plain text (2026-12-05): 0.48 sent 49% of 100 dev MMLU questions
+///   to the cloud and recovered 59% of the gap to the strong model (local alone 47%, AUC 0.78);
+///   on 400 dev questions through llama.cpp with the same file and prompt, 48.5% sent. (As a
+///   chat turn, 0.447 had sent 49% and recovered 69% with local alone at 41%: the routed
+///   accuracy is the same, 64-65%, but the answers kept are right more often, 58% -> 68%);
 /// - worked problems: every token-probability signal tried on 39 dev GSM8K problems separated
 ///   right from wrong at AUC 0.57-0.64 (the final number's probability, the whole reasoning's
 ///   geometric mean, its lowest tokens), while an attempt costs ~43 s on this machine before
@@ -277,7 +321,7 @@ fn letter_of(tok: &str) -> Option<char> {
 ///   8 everyday facts ("capital of Italy", "who wrote Hamlet") scored 0.84-0.96 and stay local.
 pub fn threshold(shape: &Shape) -> Option<f64> {
     match shape {
-        Shape::Choice { .. } => Some(0.45),
+        Shape::Choice { .. } => Some(0.48),
         Shape::Worked => None,
         Shape::Fact => Some(0.80),
     }
@@ -309,6 +353,50 @@ mod tests {
         assert_eq!(r.messages.len(), 2);
         assert_eq!(r.messages[0].content, FACT_SYSTEM);
         assert_eq!(threshold(&Shape::Fact), Some(0.80));
+    }
+
+    #[test]
+    fn a_question_that_stands_alone_is_read_as_plain_text() {
+        let letters = vec!['A', 'B', 'C', 'D'];
+        let shape = Shape::Choice {
+            letters: letters.clone(),
+        };
+        let q = "Which is a prime?\nA. 4\nB. 5\nC. 6\nD. 8";
+        let r = request(&shape, vec![ChatMessage::user(q)], 256);
+        assert!(r.plain);
+        assert_eq!(r.messages.len(), 1);
+        assert_eq!(
+            r.messages[0].content,
+            format!("{CHOICE_HEADER}\n\n{q}\nAnswer:")
+        );
+        assert_eq!(r.choices, [" A", " B", " C", " D"]);
+        assert_eq!(r.max_tokens, 1);
+        // A prompt that already ends "Answer:" is not asked twice.
+        let r = request(
+            &shape,
+            vec![ChatMessage::user(format!("{q}\nAnswer:"))],
+            256,
+        );
+        assert_eq!(r.messages[0].content.matches("Answer:").count(), 1);
+        // After a conversation the question only reads right as a chat turn.
+        let history = vec![
+            ChatMessage::user("Let's revise number theory."),
+            ChatMessage::new(crate::cloud::Role::Assistant, "Sure."),
+            ChatMessage::user(q),
+        ];
+        let r = request(&shape, history, 256);
+        assert!(!r.plain);
+        assert_eq!(r.messages[0].content, CHOICE_SYSTEM);
+        assert_eq!(r.choices, ["A", "B", "C", "D"]);
+        // The letter read after "Answer:" comes with its space.
+        let first = TokenLogprob {
+            text: " B".into(),
+            p: 0.6,
+            top: vec![(" B".into(), 0.6), (" D".into(), 0.3), (" A".into(), 0.1)],
+        };
+        let j = judge(&shape, q, " B", &[first]);
+        assert_eq!(j.text, "B. 5");
+        assert!((j.confidence - 0.6).abs() < 1e-6, "{}", j.confidence);
     }
 
     #[test]

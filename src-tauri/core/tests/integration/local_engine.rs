@@ -201,3 +201,52 @@ async fn loading_emits_events_and_touches_no_network() {
         "loading or generating reached for the network"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_request_continues_its_text_without_the_chat_template() {
+    let engine = common::engine().await;
+    let question = "The following are multiple choice questions (with answers).\n\n\
+                    Which number is prime?\nA. 4\nB. 5\nC. 6\nD. 8\nAnswer:";
+    let mut plain = req(question, 1);
+    plain.plain = true;
+    plain.logprobs = Some(20);
+    plain.choices = [" A", " B", " C", " D"].map(String::from).to_vec();
+    let (text, m) = engine
+        .generate(plain.clone())
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
+    assert!(
+        ["A", "B", "C", "D"].contains(&text.trim()),
+        "held to the letters, got {text:?}"
+    );
+    assert_eq!(
+        m.logprobs.len(),
+        1,
+        "one answer token, with its alternatives"
+    );
+    // Continued as text, the letter follows "Answer:" after a space.
+    assert!(
+        m.logprobs[0].top.iter().any(|(t, _)| t == " B"),
+        "{:?}",
+        m.logprobs
+    );
+    assert!(!m.logprobs[0].top.is_empty());
+    // The same text as a chat turn is wrapped in the template's role markers: more tokens.
+    let mut chat = plain;
+    chat.plain = false;
+    chat.choices = ["A", "B", "C", "D"].map(String::from).to_vec();
+    let (_, c) = engine.generate(chat).unwrap().collect_text().await.unwrap();
+    assert!(
+        m.prompt_tokens > 20,
+        "the prompt is counted: {}",
+        m.prompt_tokens
+    );
+    assert!(
+        m.prompt_tokens < c.prompt_tokens,
+        "plain {} vs chat {} prompt tokens",
+        m.prompt_tokens,
+        c.prompt_tokens
+    );
+}
