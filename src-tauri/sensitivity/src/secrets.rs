@@ -132,8 +132,9 @@ fn listed(list: &[String], w: &str) -> bool {
 }
 
 // What may follow a secret-sounding identifier (matched anchored at the identifier's end):
-// `= value`, `: "value"`, `("value"`, ` "value"`, `>value</` (XML), ` is value` (prose).
-const AFTER_IDENT: &str = r#"^(?:["'\]]?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>\{(?P<braced>[^{}<\r\n]+)\}</|>(?P<v7>[^<\s]+)</|[ \t]+-[ \t]+(?:"(?P<v9>[^"\r\n]+)"|'(?P<v10>[^'\r\n]+)')|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,})|[ \t]+(?P<bare>[A-Za-z0-9_\-+/=.~]{16,1024})(?:[\s,;)]|$))"#;
+// `= value`, `: "value"`, `("value"`, ` "value"`, `>value</` (XML), ` is value` (prose). The
+// name may close a quote, a subscript or both first: `"api_key": …`, `env["API_KEY"] = …`.
+const AFTER_IDENT: &str = r#"^(?:(?:["']\]?|\])?[ \t]{0,4}(?:=>|:=|::|===|!==|==|!=|\?=|=|:|<-)[ \t]{0,4}@?(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)'|`(?P<v3>[^`\r\n]+)`|(?P<v4>[^\s"'`,;]+))|(?:\(|[ \t]+)[ \t]*@?(?:"(?P<v5>[^"\r\n]+)"|'(?P<v6>[^'\r\n]+)')|>\{(?P<braced>[^{}<\r\n]+)\}</|>(?P<v7>[^<\s]+)</|[ \t]+-[ \t]+(?:"(?P<v9>[^"\r\n]+)"|'(?P<v10>[^'\r\n]+)')|[ \t]+(?:is|was)[ \t]+["'`]?(?P<v8>[^\s"'`]{4,})|[ \t]+(?P<bare>[A-Za-z0-9_\-+/=.~]{16,1024})(?:[\s,;)]|$))"#;
 // `"value" == ident` (matched anchored at the identifier's start, so the window ends there).
 const BEFORE_IDENT: &str =
     r#"(?:"(?P<v1>[^"\r\n]+)"|'(?P<v2>[^'\r\n]+)')[ \t]{0,4}(?:===|!==|==|!=)[ \t]{0,4}$"#;
@@ -1945,6 +1946,15 @@ mod tests {
         fires("<password>Qz7!kLp2Xw</password>", "Qz7!kLp2Xw");
         fires("My password is Tr0ub4dor&3 so keep it safe", "Tr0ub4dor&3");
         fires("Server=x;User Id=sa;Password=MyP4ss!9z;", "MyP4ss!9z");
+        // A subscript: the name in quotes and brackets before the operator.
+        fires(
+            r#"os.environ["OPENAI_API_KEY"] = '1bb7dde73fe449de229361ea03bab234'"#,
+            "1bb7dde73fe449de229361ea03bab234",
+        );
+        fires(
+            "ENV['STRIPE_SECRET'] = 'Qz7kLp2XwT9mV4bR8cN1'",
+            "Qz7kLp2XwT9mV4bR8cN1",
+        );
     }
 
     #[test]
