@@ -45,7 +45,10 @@ pub fn trap_network() {
                 drop(conn);
             }
         });
-        let home = std::env::temp_dir().join(format!("tandem-hf-home-{}", std::process::id()));
+        // An empty hub cache of this test binary's own, under cargo's target (not a new
+        // directory in the system temp dir on every run).
+        let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hf-home");
+        let _ = std::fs::remove_dir_all(&home);
         std::fs::create_dir_all(&home).unwrap();
         for (k, v) in [
             ("HF_ENDPOINT", addr.as_str()),
