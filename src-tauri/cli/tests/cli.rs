@@ -390,6 +390,41 @@ fn an_empty_words_variable_is_unset() {
     assert!(!payload.contains("linkedin"), "{payload}");
 }
 
+/// Without any word list, policy private says why nothing leaves: no word can be told to be an
+/// everyday one. Mutation-checked: with Tandem's own few words counted as a list, the reason
+/// was missing.
+#[test]
+fn no_word_list_is_the_reason_under_policy_private() {
+    let input = "{\"id\": \"a\", \"prompt\": \"Summarise the history of the printing press\"}\n";
+    let out = run_with_stdin_env(
+        &["route", "--jsonl", "--policy", "private"],
+        input,
+        &[
+            ("TANDEM_NER", "off"),
+            ("TANDEM_WORDS", "/nonexistent/tandem-words"),
+        ],
+    );
+    assert!(out.status.success());
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    assert_eq!(line["route"], "local", "{line}");
+    assert!(line["cloud_payload"].is_null(), "{line}");
+    let reasons = line["reasons"].to_string();
+    assert!(reasons.contains("no word list on this device"), "{reasons}");
+    // With the system's list the same request is public and goes.
+    let out = run_with_stdin_env(
+        &["route", "--jsonl", "--policy", "private"],
+        input,
+        &[("TANDEM_NER", "off")],
+    );
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    assert!(
+        !line["reasons"].to_string().contains("no word list"),
+        "{line}"
+    );
+}
+
 #[test]
 fn extract_json_gives_text_and_its_classification() {
     let d = tempfile::tempdir().unwrap();

@@ -1120,7 +1120,7 @@ mod tests {
 
     #[test]
     fn the_names_model_reads_only_near_a_name_in_doubt() {
-        if words::CommonWords::system().is_none() {
+        if words::CommonWords::system().is_none_or(|w| !w.has_list()) {
             eprintln!("skipped: no system word list");
             return;
         }

@@ -80,6 +80,9 @@ pub struct CommonWords {
     /// "Tehran", "Oman"), i.e. public ones.
     names: FxHashSet<String>,
     source: PathBuf,
+    /// Whether a list was read at all: without one only Tandem's own words (days, titles,
+    /// code keywords) are known, and every other word counts as identifying.
+    listed: bool,
 }
 
 impl CommonWords {
@@ -109,7 +112,13 @@ impl CommonWords {
             words,
             names,
             source: source.to_owned(),
+            listed: list.lines().any(|l| !l.trim().is_empty()),
         }
+    }
+
+    /// Whether the words come from a list (not only Tandem's own few).
+    pub fn has_list(&self) -> bool {
+        self.listed
     }
 
     /// Whether the list spells `word` as a proper noun ("Plovdiv", "Tehran"): a name a general
@@ -129,8 +138,9 @@ impl CommonWords {
         self.names.contains(w.strip_suffix("'s").unwrap_or(&w))
     }
 
-    /// The list `TANDEM_WORDS` names, else the system's lists, read once per process; `None`
-    /// when none can be read (policy private then sends nothing).
+    /// The list `TANDEM_WORDS` names, else the system's lists, read once per process. When
+    /// none can be read, Tandem's own words only (`has_list` is false: policy private then
+    /// sends nothing); `None` only if even those were empty.
     pub fn system() -> Option<&'static CommonWords> {
         static WORDS: OnceLock<Option<CommonWords>> = OnceLock::new();
         WORDS
@@ -151,7 +161,7 @@ impl CommonWords {
                 }
                 let source = paths.first().cloned().unwrap_or_else(|| SYSTEM_WORDS.into());
                 let w = Self::from_list(&all, &source);
-                if w.is_empty() {
+                if !w.has_list() {
                     tracing::warn!("no word list: policy private will send nothing");
                 }
                 (!w.is_empty()).then_some(w)

@@ -427,7 +427,7 @@ fn classify(
     let decision = sensitivity::decide_material(scanner, text, provenance, strict, material);
     // Policy private without a word list: nothing can be cleared to leave. (Such a plan never
     // reaches the sanitizer: under policy private anything maskable stays local.)
-    let no_words = strict && sensitivity::CommonWords::system().is_none();
+    let no_words = strict && sensitivity::CommonWords::system().is_none_or(|w| !w.has_list());
     let (mut masked, mut local, mut public) = (false, false, false);
     let mut entity_masked = false;
     // The reason names the unknown words wherever they are (an entity span may cover them).
