@@ -661,8 +661,13 @@ fn code_like_name(text: &str, c: &Candidate, code_text: bool) -> bool {
     );
     // Lower-case one-word names stay in prose: people type "ask sarah" in chats, and masking a
     // stray word costs less than leaking a name. In code-like text ("foo", "a:b:ghi",
-    // "x = split(y)") the model's lower-case "names" are identifiers.
-    (upper == 0 && code_text) || (letters > 1 && upper == letters) || glued_before || glued_after
+    // "x = split(y)") the model's lower-case "names" are identifiers, and a capitalised
+    // everyday word that is no name ("Maven", "Jetty") names a tool.
+    (upper == 0 && code_text)
+        || (letters > 1 && upper == letters)
+        || glued_before
+        || glued_after
+        || (code_text && person::product_word(t))
 }
 
 /// Keeps the best of overlapping candidates (higher score, then longer), drops weak and
@@ -1035,6 +1040,60 @@ mod tests {
         fn find(&self, text: &str, _: &mut Vec<Candidate>) {
             self.0.lock().unwrap().push(text.to_string());
         }
+    }
+
+    /// A names model that calls every listed word a name, wherever it stands.
+    struct Calls(&'static [&'static str]);
+    impl Recognizer for Calls {
+        fn name(&self) -> &'static str {
+            "ner"
+        }
+        fn find(&self, text: &str, out: &mut Vec<Candidate>) {
+            for w in self.0 {
+                for (at, _) in text.match_indices(w) {
+                    out.push(Candidate {
+                        start: at,
+                        end: at + w.len(),
+                        label: "PERSON",
+                        tier: Tier::QuasiIdentifier,
+                        score: 0.9,
+                        detector: "ner",
+                    });
+                }
+            }
+        }
+    }
+
+    /// In code and config, a capitalised everyday word the model calls a name ("Maven",
+    /// "Jetty") names a tool; a real name there, and the same word in prose, stay names.
+    /// Mutation-checked: without `product_word`, "Maven" is reported.
+    #[test]
+    fn tools_named_in_code_are_not_people() {
+        if words::CommonWords::system().is_none_or(|w| !w.has_list()) {
+            eprintln!("skipped: no system word list");
+            return;
+        }
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(Arc::new(Calls(&["Maven", "Jetty", "Okonkwo"])));
+        let names = |t: &str| -> Vec<String> {
+            let r = scanner.scan_request(t, Provenance::Content, false);
+            r.spans
+                .iter()
+                .filter(|s| s.label == "PERSON")
+                .map(|s| t.chars().skip(s.start).take(s.end - s.start).collect())
+                .collect()
+        };
+        assert!(names(r#"notes = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2""#).is_empty());
+        assert!(
+            names("![Tomcat & Jetty](https://p3.example.cn/tos-cn-i-k3u1f/6a9e704a.image)")
+                .is_empty()
+        );
+        assert_eq!(
+            names(r#"author = "Okonkwo" # io.jsonwebtoken:jjwt-jackson"#),
+            ["Okonkwo"]
+        );
+        assert_eq!(names("Yesterday I asked Maven about the lease."), ["Maven"]);
     }
 
     #[test]

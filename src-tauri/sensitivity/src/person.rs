@@ -312,6 +312,19 @@ pub(crate) fn model_name_parts(text: &str, s: usize, e: usize) -> Vec<(usize, us
     parts
 }
 
+/// A capitalised word the dictionary knows only as a word ("Maven", "Jetty"), which no name
+/// list holds: in code and config text it names a tool or a product, not a person.
+pub(crate) fn product_word(w: &str) -> bool {
+    let Some(dict) = super::words::CommonWords::system() else {
+        return false;
+    };
+    w.chars().count() > 2
+        && w.chars().all(char::is_alphabetic)
+        && dict.knows(w)
+        && !dict.knows_name(w)
+        && !name_list().contains(capitalised(&w.to_lowercase()).as_str())
+}
+
 fn capitalised(w: &str) -> String {
     let mut c = w.chars();
     c.next()

@@ -75,6 +75,7 @@ struct Words {
     secret_word_starts: Vec<String>,
     secret_word_ends: Vec<String>,
     key_qualifiers: Vec<String>,
+    public_values: Vec<String>,
 }
 
 /// One secret rule, as the built-in table (`data/secrets.toml`) and the user's rules
@@ -695,6 +696,15 @@ impl Recognizer for SecretRecognizer {
         self.discord_pass(text, &mut found);
         quoted_pass(text, &mut found);
         resolve_overlaps(&mut found);
+        // An already published example key (Firebase's SDK keys) tells the provider nothing: it is
+        // a placeholder by what is known of it, not by its shape.
+        found.retain_mut(|c| {
+            if !is_public_value(&text[c.start..c.end]) {
+                return true;
+            }
+            c.score = PLACEHOLDER_SCORE;
+            self.keep_placeholders
+        });
         out.extend(found);
     }
 }
@@ -1025,6 +1035,11 @@ fn is_placeholder_word(v: &str) -> bool {
         .placeholder_values
         .iter()
         .any(|w| t.eq_ignore_ascii_case(w))
+}
+
+/// A credential published for anyone to read (`data/secrets.toml`'s `public_values`).
+fn is_public_value(v: &str) -> bool {
+    listed(&data().words.public_values, v)
 }
 
 /// Variable references, templates and format strings: `$VAR`, `${x}`, `{{ x }}`, `%s`, `<x>`.
@@ -1847,6 +1862,24 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert!(out[0].score < 0.5);
         silent("AKIAZZZZZZZZZZZZZZZZ");
+    }
+
+    /// A key published in a public SDK (gitleaks' allowlist of Firebase's example keys) is not
+    /// the user's secret; a key of the same shape that nobody published still is.
+    #[test]
+    fn published_example_keys_are_placeholders() {
+        for k in &data().words.public_values {
+            silent(k);
+            silent(&format!("const firebaseConfig = {{ apiKey: \"{k}\" }};"));
+        }
+        let mut out = Vec::new();
+        SecretRecognizer::new()
+            .with_placeholders(true)
+            .find("AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs", &mut out);
+        assert!(out.len() == 1 && out[0].score < 0.5, "{out:?}");
+        let mine = "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIt";
+        fires(mine, mine);
+        fires(&format!("apiKey: \"{mine}\""), mine);
     }
 
     #[test]
