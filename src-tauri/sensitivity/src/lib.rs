@@ -418,7 +418,7 @@ impl Scanner {
             if provenance != Provenance::SensitiveSource {
                 let mut cands = Vec::new();
                 // (start in `joined`, end in `joined`, start in `text`, reads as code)
-                let mut segments: Vec<(usize, usize, usize, bool)> = Vec::new();
+                let mut segments: Vec<(usize, usize, usize, CodeLike)> = Vec::new();
                 let mut joined = String::new();
                 for (s, e) in undecided_runs(text, &kept, self.threshold) {
                     let piece = &text[s..e];
@@ -608,8 +608,18 @@ const PERSONAL_TERM: f32 = 0.75;
 /// How far (bytes) around a sentence in doubt the NER model also reads, for context.
 const NER_CONTEXT: usize = 64;
 
-/// Text that reads as code or config rather than prose: few words, or dense code punctuation.
-fn code_like_text(text: &str) -> bool {
+/// How much a piece of text reads as code or config rather than prose.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum CodeLike {
+    Prose,
+    /// Fewer than four words and no code syntax: a fragment, a form field or a code token
+    /// ("dear Engr. Sultan", "a:b:ghi").
+    Short,
+    /// Dense code punctuation: code, markup, config.
+    Code,
+}
+
+fn code_like_text(text: &str) -> CodeLike {
     let words = text
         .split_whitespace()
         .filter(|w| w.chars().any(char::is_alphabetic))
@@ -634,12 +644,24 @@ fn code_like_text(text: &str) -> bool {
             )
         })
         .count();
-    words < 4 || punct * 20 > text.len()
+    // A fragment with an assignment or a bracket is a line of code or config
+    // (`notes = "Maven - io.jsonwebtoken:jjwt"`); a colon alone is a form field ("Name: Ann").
+    let syntax = || {
+        text.bytes()
+            .any(|b| matches!(b, b'=' | b'{' | b'(' | b'[' | b'<' | b';'))
+    };
+    if punct * 20 > text.len() || (words < 4 && syntax()) {
+        CodeLike::Code
+    } else if words < 4 {
+        CodeLike::Short
+    } else {
+        CodeLike::Prose
+    }
 }
 
 /// A one-word "name" in all capitals or glued to code punctuation (`split(`, `NOROM_`,
 /// `x.setattr`): the NER model's typical misfire on code and config text.
-fn code_like_name(text: &str, c: &Candidate, code_text: bool) -> bool {
+fn code_like_name(text: &str, c: &Candidate, code: CodeLike) -> bool {
     if c.label != "PERSON" {
         return false;
     }
@@ -663,11 +685,12 @@ fn code_like_name(text: &str, c: &Candidate, code_text: bool) -> bool {
     // stray word costs less than leaking a name. In code-like text ("foo", "a:b:ghi",
     // "x = split(y)") the model's lower-case "names" are identifiers, and a capitalised
     // everyday word that is no name ("Maven", "Jetty") names a tool.
-    (upper == 0 && code_text)
+    (upper == 0 && code >= CodeLike::Short)
         || (letters > 1 && upper == letters)
         || glued_before
         || glued_after
-        || (code_text && person::product_word(t))
+        // Not in a short fragment: "dear Engr. Sultan" is a greeting, not code.
+        || (code == CodeLike::Code && person::product_word(t))
 }
 
 /// Keeps the best of overlapping candidates (higher score, then longer), drops weak and
@@ -1094,6 +1117,13 @@ mod tests {
             ["Okonkwo"]
         );
         assert_eq!(names("Yesterday I asked Maven about the lease."), ["Maven"]);
+        // A short greeting is no code: an everyday word there may be a name ("Sultan").
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(Arc::new(Calls(&["Sultan"])));
+        let t = "dear Engr. Sultan";
+        let r = scanner.scan_request(t, Provenance::Content, true);
+        assert!(r.spans.iter().any(|s| s.label == "PERSON"), "{:?}", r.spans);
     }
 
     #[test]
