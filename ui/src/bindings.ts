@@ -351,6 +351,7 @@ export const LABEL_NAMES: Record<string, [string, string]> = {
   IN_VOTER: ["voter ID", "voter IDs"],
   KR_RRN: ["resident registration number", "resident registration numbers"],
   KR_FRN: ["foreigner registration number", "foreigner registration numbers"],
+  KR_DRIVER_LICENSE: ["driver's license", "driver's licenses"],
   KR_PASSPORT: ["passport number", "passport numbers"],
   SG_NRIC_FIN: ["NRIC/FIN", "NRIC/FINs"],
   TH_TNIN: ["national ID", "national IDs"],

@@ -989,6 +989,16 @@ fn classify(w: &Win, ctx: &mut Ctx) -> Option<Hit> {
             if dash_space && w.groups.len() <= 5 && ck::is_valid_card(c) {
                 return hit("CREDIT_CARD", Tier::Financial, 0.95);
             }
+            // A Korean driving licence: region 11-28, year of issue, serial, check, written in
+            // its own 2-2-6-2 grouping (Presidio's KR_DRIVER_LICENSE shape). No phone plan or
+            // other identifier is grouped so; bare twelve digits are not enough.
+            if n == 12
+                && w.sizes_are(&[2, 2, 6, 2])
+                && w.uniform_sep(b" -")
+                && (11..=28).contains(&((c[0] - b'0') * 10 + (c[1] - b'0')))
+            {
+                return hit("KR_DRIVER_LICENSE", G, 0.8);
+            }
             if n == 12
                 && ck::is_valid_in_aadhaar(c)
                 && (w.single() || (w.sizes_are(&[4, 4, 4]) && w.uniform_sep(b" -:")))
@@ -1994,6 +2004,25 @@ mod tests {
         );
         silent("131052.308T");
         fires("960121-1021413", "960121-1021413", "KR_RRN");
+        fires("28 22 123456 12", "28 22 123456 12", "KR_DRIVER_LICENSE");
+        fires(
+            "면허번호 11-22-123456-12",
+            "11-22-123456-12",
+            "KR_DRIVER_LICENSE",
+        );
+        // Presidio's negatives: other groupings, a region that does not exist.
+        for t in [
+            "111-22-123456-12",
+            "11-22-123456-123",
+            "29 22 123456 12",
+            "282212345612",
+        ] {
+            let r = run(t);
+            assert!(
+                r.iter().all(|(_, l, _)| *l != "KR_DRIVER_LICENSE"),
+                "{t}: {r:?}"
+            );
+        }
         fires("Thai National ID 1234567890121", "1234567890121", "TH_TNIN");
         silent("1294567890124");
         fires("TC Kimlik No: 10000000146", "10000000146", "TR_NATIONAL_ID");
