@@ -399,63 +399,37 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
             _ = job.reply.closed() => return Ok(()),
         };
         let Some(resp) = next else { break };
-        match resp {
+        // A chat request answers in chat chunks, a plain-text one in completion chunks: both
+        // become (text, token log-probability, finish reason) pieces, handled once below.
+        let pieces: Vec<(
+            String,
+            Option<mistralrs::core::ResponseLogprob>,
+            Option<String>,
+        )> = match resp {
             Response::Chunk(chunk) => {
                 if let Some(u) = chunk.usage {
                     usage = Some(u);
                 }
-                for choice in chunk.choices {
-                    if let Some(lp) = choice.logprobs.filter(|_| req.logprobs.is_some()) {
-                        logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
-                    }
-                    if let Some(text) = choice.delta.content.filter(|t| !t.is_empty()) {
-                        timer.piece();
-                        if job
-                            .reply
-                            .send(Ok(StreamEvent::Token { text }))
-                            .await
-                            .is_err()
-                        {
-                            return Ok(());
-                        }
-                    }
-                    if let Some(f) = choice.finish_reason {
-                        finish = Some(f);
-                    }
-                }
-                // The chunk that carries a finish reason is the last of the sequence.
-                if finish.is_some() {
-                    break;
-                }
+                chunk
+                    .choices
+                    .into_iter()
+                    .map(|c| {
+                        (
+                            c.delta.content.unwrap_or_default(),
+                            c.logprobs,
+                            c.finish_reason,
+                        )
+                    })
+                    .collect()
             }
+            Response::CompletionChunk(chunk) => chunk
+                .choices
+                .into_iter()
+                .map(|c| (c.text, c.logprobs, c.finish_reason))
+                .collect(),
             Response::Done(done) => {
                 usage = Some(done.usage);
                 break;
-            }
-            // A plain-text request answers as a text completion.
-            Response::CompletionChunk(chunk) => {
-                for choice in chunk.choices {
-                    if let Some(lp) = choice.logprobs.filter(|_| req.logprobs.is_some()) {
-                        logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
-                    }
-                    if !choice.text.is_empty() {
-                        timer.piece();
-                        if job
-                            .reply
-                            .send(Ok(StreamEvent::Token { text: choice.text }))
-                            .await
-                            .is_err()
-                        {
-                            return Ok(());
-                        }
-                    }
-                    if let Some(f) = choice.finish_reason {
-                        finish = Some(f);
-                    }
-                }
-                if finish.is_some() {
-                    break;
-                }
             }
             Response::CompletionDone(done) => {
                 usage = Some(done.usage);
@@ -471,6 +445,29 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                     "unexpected response kind from the engine".into(),
                 ))
             }
+        };
+        for (text, lp, finish_reason) in pieces {
+            if let Some(lp) = lp.filter(|_| req.logprobs.is_some()) {
+                logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
+            }
+            if !text.is_empty() {
+                timer.piece();
+                if job
+                    .reply
+                    .send(Ok(StreamEvent::Token { text }))
+                    .await
+                    .is_err()
+                {
+                    return Ok(());
+                }
+            }
+            if let Some(f) = finish_reason {
+                finish = Some(f);
+            }
+        }
+        // The chunk that carries a finish reason is the last of the sequence.
+        if finish.is_some() {
+            break;
         }
     }
     // A text completion's chunks carry no usage: count the prompt's tokens here.
