@@ -366,6 +366,34 @@ fn credentials_no_vendor_rule_names_never_leave() {
     ]);
 }
 
+/// A key already published in Google's SDKs (gitleaks' allowlist of Firebase's example keys)
+/// is no credential of the user's: it is not reported as one (the random-code layer still
+/// masks it as a code, the safe side). A key of the same shape that is the user's own is a
+/// credential and never leaves. Real binary, recording loopback. Mutation-checked: with every
+/// `AIza` key taken as published, the user's key leaves as a code, not as a credential.
+#[test]
+fn a_published_example_key_is_no_credential_and_the_users_own_never_leaves() {
+    let published = "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs";
+    let mine = "AIzaSyC3kVq9T2xLm8PzR4wN7bH1dF6gJ0sYeUo";
+    let w = World::new();
+    let ask = |key: &str| {
+        w.ask(&format!(
+            "Why does Firebase reject this config?\nconst config = {{ apiKey: \"{key}\" }};"
+        ))
+    };
+    ask(published);
+    ask(mine);
+    let got = w.received();
+    assert_eq!(got.len(), 2, "both tasks went to the cloud");
+    assert!(!got[0].contains("[SECRET_"), "no credential: {}", got[0]);
+    assert!(
+        got[1].contains("[SECRET_1]"),
+        "the user's key is a credential: {}",
+        got[1]
+    );
+    w.assert_never_sent(&[mine]);
+}
+
 /// "Personal" is decided over the whole request: notes attached to the user's own request
 /// keep a salary sentence that names no one on the device (in a public question the same
 /// words would go); the task and the other notes still go. Mutation-checked: with the plan's
