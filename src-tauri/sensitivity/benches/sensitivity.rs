@@ -27,7 +27,7 @@ fn mixed_prose(bytes: usize, every: usize) -> String {
         "Transfer to DE89 3704 0044 0532 0130 00 by Friday. ",
         "Call +44 20 7946 0958 after lunch. ",
         "She was born on 12 March 1984 in Leeds. ",
-        "The key AKIAIOSFODNN7EXAMPLE leaked in the log. ",
+        "The key AKIAQ3EGRKZ7XPLJ4WMN leaked in the log. ",
         "Server 10.20.30.40 restarted at noon. ",
     ];
     let mut out = String::with_capacity(bytes + 200);

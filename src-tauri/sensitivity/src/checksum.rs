@@ -646,8 +646,11 @@ pub fn is_valid_se_orgnr(d: &[u8]) -> bool {
     d.len() == 10 && all_digits(d) && d[2] >= b'2' && luhn_valid(d) && !all_same(d)
 }
 
-/// German tax ID (Steuer-IdNr): 11 digits, no leading 0, no digit more than 3 times in the
-/// first ten, ISO 7064 MOD 11,10.
+/// German tax ID (Steuer-IdNr): 11 digits, no leading 0, ISO 7064 MOD 11,10. The BZSt issues
+/// numbers whose first ten digits repeat exactly one digit, two or three times; a number that
+/// repeats several digits (`62286775983`: 6, 2, 8 and 7 twice) was never issued, whatever its
+/// check digit. Ten different digits (`12345678903`, the usual documentation sample) stay
+/// accepted: a pasted sample stands where a real number would, and masking it costs nothing.
 pub fn is_valid_de_steuer_id(d: &[u8]) -> bool {
     if d.len() != 11 || !all_digits(d) || d[0] == b'0' {
         return false;
@@ -656,7 +659,7 @@ pub fn is_valid_de_steuer_id(d: &[u8]) -> bool {
     for &b in &d[..10] {
         counts[(b - b'0') as usize] += 1;
     }
-    if counts.iter().any(|&c| c > 3) {
+    if counts.iter().any(|&c| c > 3) || counts.iter().filter(|&&c| c > 1).count() > 1 {
         return false;
     }
     iso7064_mod11_10_valid(d)
@@ -1225,6 +1228,11 @@ mod tests {
         assert!(is_valid_de_steuer_id(b"12345678903"));
         assert!(!is_valid_de_steuer_id(b"98765432100"));
         assert!(!is_valid_de_steuer_id(b"11112345678"));
+        assert!(is_valid_de_steuer_id(b"86095742719")); // 7 twice
+        assert!(is_valid_de_steuer_id(b"65929970489")); // 9 three times
+        // Check digit right, but four digits repeat: never issued.
+        assert!(iso7064_mod11_10_valid(b"62286775983"));
+        assert!(!is_valid_de_steuer_id(b"62286775983"));
         assert!(is_valid_de_kvnr(b"A123456780"));
         assert!(!is_valid_de_kvnr(b"A123456787"));
         assert!(is_valid_tr_tckn(b"10000000146"));

@@ -569,6 +569,64 @@ fn is_local_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-' | b'\'')
 }
 
+/// What is known of made-up addresses (`data/placeholders.toml`, `[email]`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmailPlaceholders {
+    reserved_domains: Vec<String>,
+    reserved_tlds: Vec<String>,
+    made_up_words: Vec<String>,
+    provider: Vec<MailProvider>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MailProvider {
+    domain: String,
+    min_local: usize,
+}
+
+#[derive(serde::Deserialize)]
+struct PlaceholdersFile {
+    email: EmailPlaceholders,
+}
+
+fn email_placeholders() -> &'static EmailPlaceholders {
+    static P: OnceLock<EmailPlaceholders> = OnceLock::new();
+    P.get_or_init(|| {
+        let f: PlaceholdersFile = toml::from_str(include_str!("data/placeholders.toml"))
+            .unwrap_or_else(|e| panic!("data/placeholders.toml: {e}"));
+        f.email
+    })
+}
+
+/// An address no one can own: a reserved documentation domain, a local part that says it is
+/// made up (`james.fake@`), or a user name shorter than its provider allows (`src@gmail.com`).
+fn made_up_email(local: &[u8], domain: &[u8]) -> bool {
+    let p = email_placeholders();
+    let domain = domain.to_ascii_lowercase();
+    let under = |d: &str| {
+        domain == d.as_bytes()
+            || (domain.len() > d.len()
+                && domain.ends_with(d.as_bytes())
+                && domain[domain.len() - d.len() - 1] == b'.')
+    };
+    if p.reserved_domains.iter().any(|d| under(d)) || p.reserved_tlds.iter().any(|t| under(t)) {
+        return true;
+    }
+    let local = local.to_ascii_lowercase();
+    if local
+        .split(|c| !c.is_ascii_alphabetic())
+        .any(|w| p.made_up_words.iter().any(|m| m.as_bytes() == w))
+    {
+        return true;
+    }
+    p.provider.iter().any(|m| {
+        let user = local.split(|&c| c == b'+').next().unwrap_or(&[]);
+        domain == m.domain.as_bytes() && user.iter().filter(|&&c| c != b'.').count() < m.min_local
+    })
+}
+
 fn scan_at(text: &str, out: &mut Vec<Candidate>, covered: &mut Vec<(usize, usize)>) {
     let b = text.as_bytes();
     let mut done = 0usize;
@@ -634,12 +692,11 @@ fn scan_at(text: &str, out: &mut Vec<Candidate>, covered: &mut Vec<(usize, usize
         {
             continue;
         }
-        let low_domain = domain.to_ascii_lowercase();
-        let placeholder = low_domain.ends_with(b"example.com")
-            || low_domain.ends_with(b"example.org")
-            || low_domain.ends_with(b"example.net")
-            || low_domain.ends_with(b".invalid");
-        let score = if placeholder { 0.4 } else { 0.9 };
+        let score = if made_up_email(&b[s..p], domain) {
+            0.4
+        } else {
+            0.9
+        };
         push(out, s, e, "EMAIL_ADDRESS", Tier::Contact, score);
         covered.push((s, e));
         done = e;
@@ -2110,6 +2167,15 @@ mod tests {
             "EMAIL_ADDRESS",
         );
         silent("my email is info@presidio.");
+        // Addresses no one can own: reserved domains, made-up user names, names too short for
+        // their provider. One letter off each is an address again.
+        silent("write to ann@example.com or ann@mail.example.org or bob@host.test");
+        fires("mail ann@myexample.com", "ann@myexample.com", "EMAIL_ADDRESS");
+        silent(r#"author = "james.fake@ymail.com","#);
+        fires(r#"author = "james.fako@ymail.com","#, "james.fako@ymail.com", "EMAIL_ADDRESS");
+        silent(r#"--mail-from "src@gmail.com" --mail-rcpt "d.s.t+x@gmail.com""#);
+        fires("--mail-from srcsrc@gmail.com", "srcsrc@gmail.com", "EMAIL_ADDRESS");
+        fires("--mail-from src@gmx.com", "src@gmx.com", "EMAIL_ADDRESS");
         fires(
             "https://user:hunter2@db.internal/x",
             "user:hunter2",

@@ -949,9 +949,26 @@ fn plausible(label: &str, span: &str) -> bool {
         }
         // Some word made of three or more letters only ("Suite", "Main", "Erzsébet"): codes like
         // "AL47 212A" or "QA1 1AA" have none.
-        "STREET_ADDRESS" => span
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| w.chars().count() >= 3 && w.chars().all(char::is_alphabetic)),
+        // Without lower-case letters, a group of three capitals is as often part of a code (a
+        // number plate, "AB51 AIB") as a street word: then a house number or a longer word
+        // ("10 DOWNING ST", "MAIN") is asked for as well.
+        "STREET_ADDRESS" => {
+            let words: Vec<&str> = span
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            let word_of = |n: usize| {
+                words
+                    .iter()
+                    .any(|w| w.chars().count() >= n && w.chars().all(char::is_alphabetic))
+            };
+            let number = words.iter().any(|w| w.chars().all(|c| c.is_ascii_digit()));
+            if span.chars().any(char::is_lowercase) {
+                word_of(3)
+            } else {
+                word_of(4) || (word_of(3) && number)
+            }
+        }
         "LOCATION" => letters >= 2 && !span.chars().any(|c| c.is_ascii_digit()),
         _ => true,
     }
@@ -1221,6 +1238,10 @@ mod tests {
         assert!(!plausible("STREET_ADDRESS", "QA1 1AA"));
         assert!(!plausible("STREET_ADDRESS", "AL47 212A"));
         assert!(!plausible("STREET_ADDRESS", "B 1234"));
+        assert!(!plausible("STREET_ADDRESS", "AB51 AIB"));
+        assert!(plausible("STREET_ADDRESS", "1 ELM RD"));
+        assert!(plausible("STREET_ADDRESS", "10 DOWNING STREET"));
+        assert!(plausible("STREET_ADDRESS", "Elm Rd"));
         assert!(!plausible("LOCATION", "75001"));
     }
 

@@ -312,6 +312,27 @@ pub(crate) fn model_name_parts(text: &str, s: usize, e: usize) -> Vec<(usize, us
     parts
 }
 
+/// A whole name that stands for "an unnamed person" ("John Doe", "Max Mustermann";
+/// `data/placeholders.toml`, `[names]`): it names nobody, so it is not a finding.
+pub(crate) fn placeholder_name(t: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Names {
+        whole: Vec<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct File {
+        names: Names,
+    }
+    static SET: OnceLock<FxHashSet<String>> = OnceLock::new();
+    let set = SET.get_or_init(|| {
+        let f: File = toml::from_str(include_str!("data/placeholders.toml"))
+            .unwrap_or_else(|e| panic!("data/placeholders.toml: {e}"));
+        f.names.whole.iter().map(|n| n.to_lowercase()).collect()
+    });
+    let words: Vec<&str> = t.split_whitespace().collect();
+    words.len() > 1 && set.contains(&words.join(" ").to_lowercase())
+}
+
 /// A capitalised word the dictionary knows only as a word ("Maven", "Jetty"), which no name
 /// list holds: in code and config text it names a tool or a product, not a person.
 pub(crate) fn product_word(w: &str) -> bool {

@@ -68,6 +68,7 @@ struct SecretData {
 struct Words {
     generic_keywords: Vec<String>,
     template_words: Vec<String>,
+    template_marks: Vec<String>,
     placeholder_values: Vec<String>,
     not_secret_words: Vec<String>,
     not_secret_last_words: Vec<String>,
@@ -1025,6 +1026,14 @@ fn has_template_words(v: &str) -> bool {
         .iter()
         .any(|w| l.contains(w.as_str()))
         || l.ends_with("here")
+        // A URL holds several parts (a Slack hook's `TAGGINGEXAMPLE/…/<secret>`): one marked
+        // part does not make the others samples.
+        || (!v.contains("://")
+            && data()
+                .words
+                .template_marks
+                .iter()
+                .any(|m| v.contains(m.as_str())))
 }
 
 /// A whole value that is a stand-in word rather than a credential.
@@ -1880,6 +1889,24 @@ mod tests {
         let mine = "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIt";
         fires(mine, mine);
         fires(&format!("apiKey: \"{mine}\""), mine);
+    }
+
+    /// AWS's documentation keys carry EXAMPLE in capitals, whole or cut short; a key of the same
+    /// shape without it, and a password holding the word, are secrets. Mutation-checked: with
+    /// `template_marks` empty, the documentation keys are reported.
+    #[test]
+    fn documentation_keys_marked_example_are_placeholders() {
+        silent("The key AKIAIOSFODNN7EXAMPLE leaked in the log.");
+        silent(r#"aws_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY""#);
+        silent(r#"aws_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE""#);
+        fires("The key AKIAQ3EGRKZ7XPLJ4WMN leaked.", "AKIAQ3EGRKZ7XPLJ4WMN");
+        fires(
+            r#"aws_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ2KL7XBRE""#,
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ2KL7XBRE",
+        );
+        fires("password: Example2024!tb", "Example2024!tb");
+        let hook = "https://hooks.slack.com/services/TAGGINGEXAMPLE/BASE/91nziTEEzAAcaNZiz1mPPoXyS";
+        fires(hook, hook);
     }
 
     #[test]
