@@ -210,6 +210,44 @@ fn scan_jsonl_keeps_its_contract() {
     assert_eq!(lines[4]["verdict"], "local_only");
 }
 
+/// Values that identify nobody (a Gmail user name shorter than Gmail allows, an address that
+/// says it is fake, AWS's documentation key) are no findings of the shipped binary; the same
+/// shapes one letter off are, and those never reach a cloud payload. Mutation-checked with
+/// `made_up_email` and `template_marks` disabled.
+#[test]
+fn values_that_identify_nobody_are_no_findings() {
+    let line = |id: &str, text: &str| {
+        serde_json::json!({ "id": id, "text": text, "prompt": text }).to_string() + "\n"
+    };
+    let made_up = "Why is mail from src@gmail.com rejected? author = \"james.fake@ymail.com\", \
+                   key AKIAIOSFODNN7EXAMPLE";
+    let real = "Why is mail from srcsrc7@gmail.com rejected? author = \"james.fako@ymail.com\", \
+                key AKIAQ3EGRKZ7XPLJ4WMN";
+    let input = line("made_up", made_up) + &line("real", real);
+    let env = [("TANDEM_NER", "off")];
+    let out = run_with_stdin_env(&["scan", "--jsonl"], &input, &env);
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["spans"], serde_json::json!([]), "{}", lines[0]);
+    let labels: Vec<&str> = lines[1]["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["EMAIL_ADDRESS", "EMAIL_ADDRESS", "SECRET"], "{}", lines[1]);
+    let out = run_with_stdin_env(&["route", "--jsonl"], &line("real", real), &env);
+    let routed = String::from_utf8(out.stdout).unwrap();
+    for v in ["srcsrc7@gmail.com", "james.fako@ymail.com", "AKIAQ3EGRKZ7XPLJ4WMN"] {
+        assert!(!routed.contains(v), "{v} left: {routed}");
+    }
+    assert!(routed.contains("cloud_payload"), "{routed}");
+}
+
 #[test]
 fn redact_prints_what_the_cloud_would_see() {
     let out = run_with_stdin(
