@@ -356,12 +356,12 @@ fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
             pattern: r"\bCL-\d{5}\b".into(),
             tier: Tier::QuasiIdentifier,
         }],
-        allow: vec!["support@tandem.example".into()],
+        allow: vec!["support@tandem-help.org".into()],
         local_only_terms: vec!["merger".into()],
         secrets: vec![],
     };
     let s = Scanner::rules_only(&rules).unwrap();
-    let text = "project nightjar for CL-12345: write to support@tandem.example or ceo@acme.example";
+    let text = "project nightjar for CL-12345: write to support@tandem-help.org or ceo@acme-holdings.co.uk";
     let r = s.scan(text);
     let found = texts(text, &r);
     assert!(
@@ -373,11 +373,11 @@ fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
         "{found:?}"
     );
     assert!(
-        found.iter().any(|(t, _)| t == "ceo@acme.example"),
+        found.iter().any(|(t, _)| t == "ceo@acme-holdings.co.uk"),
         "{found:?}"
     );
     assert!(
-        !found.iter().any(|(t, _)| t == "support@tandem.example"),
+        !found.iter().any(|(t, _)| t == "support@tandem-help.org"),
         "allow-listed: {found:?}"
     );
     assert_eq!(s.scan("notes on the merger").verdict, Verdict::LocalOnly);
@@ -387,7 +387,7 @@ fn user_rules_add_terms_and_patterns_and_allow_what_users_say() {
         "curly quotes are word boundaries"
     );
     // An allow-listed string claims its range: nothing weaker may flag it either.
-    assert!(s.scan("support@tandem.example").spans.is_empty());
+    assert!(s.scan("support@tandem-help.org").spans.is_empty());
 
     let bad = UserRules {
         patterns: vec![UserPattern {
