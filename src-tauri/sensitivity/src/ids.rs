@@ -603,27 +603,28 @@ fn email_placeholders() -> &'static EmailPlaceholders {
 /// An address no one can own: a reserved documentation domain, a local part that says it is
 /// made up (`james.fake@`), or a user name shorter than its provider allows (`src@gmail.com`).
 fn made_up_email(local: &[u8], domain: &[u8]) -> bool {
+    // Compared without allocating: this runs for every address in every scan.
     let p = email_placeholders();
-    let domain = domain.to_ascii_lowercase();
     let under = |d: &str| {
-        domain == d.as_bytes()
-            || (domain.len() > d.len()
-                && domain.ends_with(d.as_bytes())
-                && domain[domain.len() - d.len() - 1] == b'.')
+        let d = d.as_bytes();
+        domain.len() >= d.len()
+            && domain[domain.len() - d.len()..].eq_ignore_ascii_case(d)
+            && (domain.len() == d.len() || domain[domain.len() - d.len() - 1] == b'.')
     };
     if p.reserved_domains.iter().any(|d| under(d)) || p.reserved_tlds.iter().any(|t| under(t)) {
         return true;
     }
-    let local = local.to_ascii_lowercase();
-    if local
-        .split(|c| !c.is_ascii_alphabetic())
-        .any(|w| p.made_up_words.iter().any(|m| m.as_bytes() == w))
-    {
+    if local.split(|c| !c.is_ascii_alphabetic()).any(|w| {
+        p.made_up_words
+            .iter()
+            .any(|m| m.as_bytes().eq_ignore_ascii_case(w))
+    }) {
         return true;
     }
     p.provider.iter().any(|m| {
         let user = local.split(|&c| c == b'+').next().unwrap_or(&[]);
-        domain == m.domain.as_bytes() && user.iter().filter(|&&c| c != b'.').count() < m.min_local
+        domain.eq_ignore_ascii_case(m.domain.as_bytes())
+            && user.iter().filter(|&&c| c != b'.').count() < m.min_local
     })
 }
 

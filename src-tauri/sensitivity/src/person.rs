@@ -323,14 +323,28 @@ pub(crate) fn placeholder_name(t: &str) -> bool {
     struct File {
         names: Names,
     }
-    static SET: OnceLock<FxHashSet<String>> = OnceLock::new();
-    let set = SET.get_or_init(|| {
+    // The whole names, and their last words: most names end in no listed word, and are
+    // settled without building a string (this runs for every name the scanner keeps).
+    static SETS: OnceLock<(FxHashSet<String>, Vec<String>)> = OnceLock::new();
+    let (whole, last) = SETS.get_or_init(|| {
         let f: File = toml::from_str(include_str!("data/placeholders.toml"))
             .unwrap_or_else(|e| panic!("data/placeholders.toml: {e}"));
-        f.names.whole.iter().map(|n| n.to_lowercase()).collect()
+        let whole: FxHashSet<String> = f.names.whole.iter().map(|n| n.to_lowercase()).collect();
+        let mut last: Vec<String> = whole
+            .iter()
+            .filter_map(|n| n.split_whitespace().last().map(str::to_string))
+            .collect();
+        last.sort();
+        last.dedup();
+        (whole, last)
     });
-    let words: Vec<&str> = t.split_whitespace().collect();
-    words.len() > 1 && set.contains(&words.join(" ").to_lowercase())
+    let mut words = t.split_whitespace();
+    match (words.next(), words.next_back()) {
+        (Some(_), Some(l)) if last.iter().any(|x| x.eq_ignore_ascii_case(l)) => {
+            whole.contains(&t.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase())
+        }
+        _ => false,
+    }
 }
 
 /// A capitalised word the dictionary knows only as a word ("Maven", "Jetty"), which no name
