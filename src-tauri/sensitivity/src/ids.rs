@@ -168,140 +168,80 @@ const C_ID: u32 = 1 << 19;
 const C_VOTER: u32 = 1 << 20;
 const C_DOCTOR: u32 = 1 << 21;
 
-/// (word, flag, whole word). Non-whole words match as prefixes ("licen" finds licence/license).
-const CONTEXT: &[(&str, u32, bool)] = &[
-    ("card", C_CARD, false),
-    ("visa", C_CARD, true),
-    ("mastercard", C_CARD, true),
-    ("amex", C_CARD, true),
-    ("credit", C_CARD, false),
-    ("debit", C_CARD, false),
-    ("cc", C_CARD, true),
-    ("iban", C_IBAN, true),
-    ("ssn", C_SSN, true),
-    ("social security", C_SSN, false),
-    ("social sec", C_SSN, false),
-    ("itin", C_ITIN, true),
-    ("taxpayer", C_ITIN, false),
-    ("routing", C_ROUTING, false),
-    ("aba", C_ROUTING, true),
-    ("rtn", C_ROUTING, true),
-    ("sin", C_SIN, true),
-    ("social insurance", C_SIN, false),
-    ("nas", C_SIN, true),
-    ("tfn", C_TFN, true),
-    ("tax file", C_TFN, false),
-    ("tax", C_TAX, false),
-    ("steuer", C_TAX, false),
-    ("idnr", C_TAX, false),
-    ("finanzamt", C_TAX, false),
-    ("st.-nr", C_TAX, false),
-    ("bir", C_TAX, true),
-    ("rvnr", C_SSN, true),
-    ("rentenversicherung", C_SSN, false),
-    ("sozialversicherung", C_SSN, false),
-    ("voter", C_VOTER, false),
-    ("epic", C_VOTER, true),
-    ("electoral", C_VOTER, false),
-    ("election", C_VOTER, false),
-    ("lanr", C_DOCTOR, true),
-    ("arztnummer", C_DOCTOR, false),
-    ("physician", C_DOCTOR, false),
-    ("여권", C_PASSPORT, false),
-    ("tin", C_TAX, true),
-    ("medicare", C_MEDICARE, false),
-    ("mbi", C_MEDICARE, true),
-    ("nhs", C_NHS, true),
-    ("health service", C_NHS, false),
-    ("passport", C_PASSPORT, false),
-    ("pasaporte", C_PASSPORT, false),
-    ("passeport", C_PASSPORT, false),
-    ("reisepass", C_PASSPORT, false),
-    ("passaporto", C_PASSPORT, false),
-    ("travel document", C_PASSPORT, false),
-    ("licen", C_LICENCE, false),
-    ("driver", C_LICENCE, false),
-    ("driving", C_LICENCE, false),
-    ("dl", C_LICENCE, true),
-    ("führerschein", C_LICENCE, false),
-    ("permis", C_LICENCE, false),
-    ("patente", C_LICENCE, false),
-    ("phone", C_PHONE, false),
-    ("tel", C_PHONE, true),
-    ("tel.", C_PHONE, false),
-    ("telephone", C_PHONE, false),
-    ("telefon", C_PHONE, false),
-    ("telepono", C_PHONE, false),
-    ("call", C_PHONE, false),
-    ("mobile", C_PHONE, false),
-    ("cell", C_PHONE, false),
-    ("fax", C_PHONE, false),
-    ("desk", C_PHONE, false),
-    ("office", C_PHONE, true),
-    ("whatsapp", C_PHONE, false),
-    ("sms", C_PHONE, true),
-    ("text me", C_PHONE, false),
-    ("messages to", C_PHONE, false),
-    ("answering", C_PHONE, false),
-    ("reach me", C_PHONE, false),
-    ("dial", C_PHONE, false),
-    ("born", C_DOB, false),
-    ("dob", C_DOB, true),
-    ("d.o.b", C_DOB, false),
-    ("birth", C_DOB, false),
-    ("geboren", C_DOB, false),
-    ("geb.", C_DOB, false),
-    ("né le", C_DOB, false),
-    ("née le", C_DOB, false),
-    ("nacimiento", C_DOB, false),
-    ("nascita", C_DOB, false),
-    ("född", C_DOB, false),
-    ("npi", C_NPI, true),
-    ("provider", C_NPI, false),
-    ("dea", C_DEA, true),
-    ("prescri", C_DEA, false),
-    ("certificate", C_DEA, false),
-    ("nric", C_NRIC, true),
-    ("fin", C_NRIC, true),
-    ("rrn", C_KR, true),
-    ("resident registration", C_KR, false),
-    ("주민", C_KR, false),
-    ("national id", C_ID, false),
-    ("id number", C_ID, false),
-    ("identity", C_ID, false),
-    ("order", C_NEG, false),
-    ("invoice", C_NEG, false),
-    ("tracking", C_NEG, false),
-    ("example", C_NEG, false),
-    ("sample", C_NEG, false),
-    ("test", C_NEG, false),
-    ("dummy", C_NEG, false),
-    ("fake", C_NEG, false),
-    ("serial", C_NEG, false),
-    ("sku", C_NEG, true),
-    ("isbn", C_NEG, true),
-    ("version", C_NEG, false),
-    ("ticket", C_NEG, false),
-    ("ref", C_NEG, true),
-    ("reference", C_NEG, false),
-];
+/// The flag of a `kind` in `data/id_context.toml`.
+fn context_flag(kind: &str) -> Option<u32> {
+    Some(match kind {
+        "card" => C_CARD,
+        "iban" => C_IBAN,
+        "ssn" => C_SSN,
+        "routing" => C_ROUTING,
+        "sin" => C_SIN,
+        "tfn" => C_TFN,
+        "tax" => C_TAX,
+        "medicare" => C_MEDICARE,
+        "nhs" => C_NHS,
+        "passport" => C_PASSPORT,
+        "licence" => C_LICENCE,
+        "phone" => C_PHONE,
+        "dob" => C_DOB,
+        "npi" => C_NPI,
+        "dea" => C_DEA,
+        "not_an_id" => C_NEG,
+        "nric" => C_NRIC,
+        "kr" => C_KR,
+        "itin" => C_ITIN,
+        "id" => C_ID,
+        "voter" => C_VOTER,
+        "doctor" => C_DOCTOR,
+        _ => return None,
+    })
+}
 
-fn context_automaton() -> &'static AhoCorasick {
-    static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextFile {
+    context: Vec<ContextSpec>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextSpec {
+    kind: String,
+    #[serde(default)]
+    prefixes: Vec<String>,
+    #[serde(default)]
+    words: Vec<String>,
+}
+
+/// The context words (`data/id_context.toml`) as (word, flag, whole word), and their automaton.
+/// A malformed file or an unknown kind is a build defect the unit tests catch.
+fn context_words() -> &'static (Vec<(String, u32, bool)>, AhoCorasick) {
+    static C: OnceLock<(Vec<(String, u32, bool)>, AhoCorasick)> = OnceLock::new();
+    C.get_or_init(|| {
+        let f: ContextFile = toml::from_str(include_str!("data/id_context.toml"))
+            .unwrap_or_else(|e| panic!("data/id_context.toml: {e}"));
+        let mut words = Vec::new();
+        for c in f.context {
+            let flag = context_flag(&c.kind)
+                .unwrap_or_else(|| panic!("data/id_context.toml: unknown kind {:?}", c.kind));
+            words.extend(c.prefixes.into_iter().map(|w| (w, flag, false)));
+            words.extend(c.words.into_iter().map(|w| (w, flag, true)));
+        }
+        let ac = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .build(CONTEXT.iter().map(|c| c.0))
-            .expect("static context words")
+            .build(words.iter().map(|c| c.0.as_str()))
+            .unwrap_or_else(|e| panic!("data/id_context.toml: {e}"));
+        (words, ac)
     })
 }
 
 /// Context flags for the words found in `hay` (whole-word entries need a boundary after them).
 fn scan_words(hay: &[u8]) -> u32 {
     let mut found = 0u32;
-    for m in context_automaton().find_overlapping_iter(hay) {
-        let (_, flag, whole) = CONTEXT[m.pattern().as_usize()];
+    let (words, ac) = context_words();
+    for m in ac.find_overlapping_iter(hay) {
+        let (_, flag, whole) = words[m.pattern().as_usize()];
         let before_ok = m.start() == 0 || !hay[m.start() - 1].is_ascii_alphabetic();
         let after_ok = !whole || m.end() == hay.len() || !hay[m.end()].is_ascii_alphabetic();
         if before_ok && after_ok {
@@ -1977,6 +1917,29 @@ mod tests {
     fn silent(text: &str) {
         let r = run(text);
         assert!(r.is_empty(), "{text:?}: expected nothing, got {r:?}");
+    }
+
+    /// The context words are data: every kind is one the code tests, each word appears once,
+    /// and every flag has words (a kind lost from the file would silently disable a context).
+    #[test]
+    fn context_words_are_well_formed() {
+        let (words, _) = context_words();
+        assert!(words.len() >= 100, "context words lost: {}", words.len());
+        let mut seen = std::collections::HashSet::new();
+        for (w, _, _) in words {
+            assert!(!w.trim().is_empty() && w.trim() == w, "{w:?}");
+            assert!(seen.insert(w.to_lowercase()), "{w:?} listed twice");
+        }
+        for f in [
+            C_CARD, C_IBAN, C_SSN, C_ROUTING, C_SIN, C_TFN, C_TAX, C_MEDICARE, C_NHS, C_PASSPORT,
+            C_LICENCE, C_PHONE, C_DOB, C_NPI, C_DEA, C_NEG, C_NRIC, C_KR, C_ITIN, C_ID, C_VOTER,
+            C_DOCTOR,
+        ] {
+            assert!(words.iter().any(|c| c.1 == f), "no words for flag {f:#x}");
+        }
+        assert_eq!(scan_words(b"my tel: 555"), C_PHONE);
+        assert_eq!(scan_words(b"tell me"), 0, "a whole word does not match a longer one");
+        assert_eq!(scan_words(b"Licensed driver"), C_LICENCE);
     }
 
     #[test]
