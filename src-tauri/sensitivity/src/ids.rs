@@ -509,42 +509,11 @@ fn is_local_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'%' | b'+' | b'-' | b'\'')
 }
 
-/// What is known of made-up addresses (`data/placeholders.toml`, `[email]`).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EmailPlaceholders {
-    reserved_domains: Vec<String>,
-    reserved_tlds: Vec<String>,
-    made_up_words: Vec<String>,
-    provider: Vec<MailProvider>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MailProvider {
-    domain: String,
-    min_local: usize,
-}
-
-#[derive(serde::Deserialize)]
-struct PlaceholdersFile {
-    email: EmailPlaceholders,
-}
-
-fn email_placeholders() -> &'static EmailPlaceholders {
-    static P: OnceLock<EmailPlaceholders> = OnceLock::new();
-    P.get_or_init(|| {
-        let f: PlaceholdersFile = toml::from_str(include_str!("data/placeholders.toml"))
-            .unwrap_or_else(|e| panic!("data/placeholders.toml: {e}"));
-        f.email
-    })
-}
-
 /// An address no one can own: a reserved documentation domain, a local part that says it is
 /// made up (`james.fake@`), or a user name shorter than its provider allows (`src@gmail.com`).
 fn made_up_email(local: &[u8], domain: &[u8]) -> bool {
     // Compared without allocating: this runs for every address in every scan.
-    let p = email_placeholders();
+    let p = &super::placeholders::data().email;
     let under = |d: &str| {
         let d = d.as_bytes();
         domain.len() >= d.len()

@@ -20,6 +20,7 @@ mod lexicon;
 pub mod ner;
 pub mod normalize;
 mod person;
+mod placeholders;
 pub mod pseudonym;
 mod quasi;
 pub mod redact;

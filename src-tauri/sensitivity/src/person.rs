@@ -315,21 +315,16 @@ pub(crate) fn model_name_parts(text: &str, s: usize, e: usize) -> Vec<(usize, us
 /// A whole name that stands for "an unnamed person" ("John Doe", "Max Mustermann";
 /// `data/placeholders.toml`, `[names]`): it names nobody, so it is not a finding.
 pub(crate) fn placeholder_name(t: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Names {
-        whole: Vec<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct File {
-        names: Names,
-    }
     // The whole names, and their last words: most names end in no listed word, and are
     // settled without building a string (this runs for every name the scanner keeps).
     static SETS: OnceLock<(FxHashSet<String>, Vec<String>)> = OnceLock::new();
     let (whole, last) = SETS.get_or_init(|| {
-        let f: File = toml::from_str(include_str!("data/placeholders.toml"))
-            .unwrap_or_else(|e| panic!("data/placeholders.toml: {e}"));
-        let whole: FxHashSet<String> = f.names.whole.iter().map(|n| n.to_lowercase()).collect();
+        let whole: FxHashSet<String> = super::placeholders::data()
+            .names
+            .whole
+            .iter()
+            .map(|n| n.to_lowercase())
+            .collect();
         let mut last: Vec<String> = whole
             .iter()
             .filter_map(|n| n.split_whitespace().last().map(str::to_string))
