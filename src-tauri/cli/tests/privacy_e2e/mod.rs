@@ -394,6 +394,20 @@ fn a_published_example_key_is_no_credential_and_the_users_own_never_leaves() {
     w.assert_never_sent(&[mine]);
 }
 
+/// Values that identify nobody may be left unflagged, but a real value of the same shape one
+/// character off never leaves: real binary, recording loopback, planted values. The guards
+/// themselves are mutation-checked in `values_that_identify_nobody_are_no_findings` (cli.rs).
+#[test]
+fn a_real_address_and_key_next_to_made_up_ones_never_leave() {
+    let w = World::new();
+    w.ask(
+        "Why is mail from srcsrc7@gmail.com rejected? author = \"james.fako@ymail.com\", \
+         key AKIAQ3EGRKZ7XPLJ4WMN; the docs show src@gmail.com and AKIAIOSFODNN7EXAMPLE",
+    );
+    assert_eq!(w.received().len(), 1, "the task went to the cloud");
+    w.assert_never_sent(&["srcsrc7@gmail.com", "james.fako@ymail.com", "AKIAQ3EGRKZ7XPLJ4WMN"]);
+}
+
 /// "Personal" is decided over the whole request: notes attached to the user's own request
 /// keep a salary sentence that names no one on the device (in a public question the same
 /// words would go); the task and the other notes still go. Mutation-checked: with the plan's
