@@ -292,6 +292,12 @@ async fn build_model(
     let scheduler = SchedulerConfig::DefaultScheduler {
         method: DefaultSchedulerMethod::Fixed(NonZeroUsize::new(1).unwrap_or(NonZeroUsize::MIN)),
     };
+    // Prefix caching stays off: in mistral.rs 0.8.1 it changes answers. A cached request's
+    // tokens include its last generated token, whose key and value were never computed; a
+    // follow-up turn that repeats the reply matches it and reads a zero entry (a three-turn
+    // conversation with the test model: turn 2's greedy reply differs). Cached entries also
+    // share their buffers with the requests that extend them. On the CPU it is never evicted
+    // either (bench/RESULTS.md, issue 20, twenty-first session).
     let runner: Arc<mistralrs::MistralRs> = MistralRsBuilder::new(pipeline, scheduler, false, None)
         .with_no_prefix_cache(true)
         .build()
