@@ -236,6 +236,11 @@ function mainWindow() {
       $<HTMLElement>("#onb-hardware").textContent = hardwareText(h);
       const offer = modelOffer(h, models);
       $<HTMLElement>("#onb-model").textContent = offer.text;
+      // The card is drawn while the engine may still be loading: say so once it has loaded.
+      if (offer.download === null && models.some((m) => m.chosen && !m.loaded)) {
+        void ipc.localModelStatus().then(() => ipc.models())
+          .then((now) => { $<HTMLElement>("#onb-model").textContent = modelOffer(h, now).text; }).catch(() => {});
+      }
       const dl = $<HTMLButtonElement>("#onb-download");
       dl.hidden = offer.download === null;
       if (offer.download) {

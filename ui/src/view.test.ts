@@ -121,6 +121,9 @@ describe("first run", async () => {
     expect(modelOffer(probe("qwen"), [model({})])).toEqual({
       text: "Recommended local model: qwen (1.5 B parameters, 1066 MB, about 9 tokens a second here).", download: "qwen" });
     expect(modelOffer(probe("qwen"), [model({ installed: true, loaded: true })]).download).toBeNull();
+    // Already the one in use while it loads: never "choose it in Settings".
+    expect(modelOffer(probe("qwen"), [model({ installed: true, chosen: true })]).text).toMatch(/It is loading\.$/);
+    expect(modelOffer(probe("qwen"), [model({ installed: true })]).text).toMatch(/choose it in Settings\.$/);
     expect(modelOffer(probe(null), []).text).toContain("No local model");
     expect(Object.keys(POLICY_TEXT)).toEqual(["private", "balanced", "performance"]);
   });

@@ -251,6 +251,8 @@ export function modelOffer(h: HardwareProbe, models: ModelView[]): { text: strin
   const speed = m.est_decode_tok_s ? `, about ${Math.round(m.est_decode_tok_s)} tokens a second here` : "";
   const what = `Recommended local model: ${m.name} (${m.parameters_b} B parameters, ${(m.size / 2 ** 20).toFixed(0)} MB${speed}).`;
   if (m.loaded) return { text: `${what} It is loaded.`, download: null };
+  // Chosen (or, with no choice made, used because it is recommended and here) but still loading.
+  if (m.installed && m.chosen) return { text: `${what} It is loading.`, download: null };
   if (m.installed) return { text: `${what} It is downloaded; choose it in Settings.`, download: null };
   return { text: what, download: m.name };
 }
