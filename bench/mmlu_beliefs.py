@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Issue 20 routing study: the recommended model's letter beliefs on dev MMLU through llama-server
+(plain-text MMLU form, as Tandem reads a question that stands alone), one JSON line a row.
+Usage: llama-server -m QWEN_1.5B.gguf -t 2 --port 8099 & python3 bench/mmlu_beliefs.py N OUT.jsonl
+Then: python3 bench/mmlu_gain.py OUT.jsonl (numpy) for the routing curves (bench/RESULTS.md)."""
+import json, hashlib, sys, urllib.request, time
+N=int(sys.argv[1]); out=open(sys.argv[2],'a')
+done=set()
+try:
+    for l in open(sys.argv[2]): done.add(json.loads(l)['id'])
+except Exception: pass
+rows=[json.loads(l) for l in open(__import__("os").path.join(__import__("os").path.dirname(__file__), "..", "..", "shared", "eval", "dev", "routing_mmlu.jsonl"))]
+rows.sort(key=lambda r: hashlib.sha256(r['id'].encode()).hexdigest())
+rows=rows[:N]
+H="The following are multiple choice questions (with answers).\n\n"
+for r in rows:
+    if r['id'] in done: continue
+    q=r['question'].strip()
+    if not q.endswith("Answer:"): q+="\nAnswer:"
+    body={"prompt":H+q,"n_predict":1,"temperature":0,"n_probs":40,"cache_prompt":True}
+    req=urllib.request.Request("http://127.0.0.1:8099/completion",data=json.dumps(body).encode(),headers={"Content-Type":"application/json"})
+    t=time.time()
+    resp=json.load(urllib.request.urlopen(req,timeout=600))
+    probs={}
+    import math
+    for tp in resp["completion_probabilities"][0]["top_logprobs"]:
+        probs[tp["token"]]=math.exp(tp["logprob"])
+    letters={L:probs.get(" "+L,0.0) for L in "ABCDEFGHIJ"}
+    out.write(json.dumps({"id":r["id"],"gold":r["answer"],"strong_ok":r["strong_ok"],"letters":letters,"top":[(t["token"],round(math.exp(t["logprob"]),4)) for t in resp["completion_probabilities"][0]["top_logprobs"][:5]],"n_prompt":resp.get("tokens_evaluated"),"s":time.time()-t,"question":r["question"],"category":r["category"]})+"\n"); out.flush()
