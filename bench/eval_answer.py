@@ -118,6 +118,8 @@ def curve(name, rows, res):
     local = [correct(r, o.get("text")) for r, o in zip(rows, res)]
     strong = [bool(r["strong_ok"]) for r in rows]
     conf = [o.get("confidence") or 0.0 for o in res]
+    # What the router compares with its bar: `keep` (>= 0: kept), else the confidence.
+    keep = [o.get("keep") if o.get("keep") is not None else (o.get("confidence") or 0.0) - 1.01 for o in res]
     la, sa = sum(local) / len(rows), sum(strong) / len(rows)
     print(f"\n{name}: n={len(rows)}  local alone {la:.1%}  strong alone {sa:.1%}")
     # AUC of confidence for "the local answer is right"
@@ -125,20 +127,25 @@ def curve(name, rows, res):
     neg = [c for c, ok in zip(conf, local) if not ok]
     auc = (sum((p > q) + 0.5 * (p == q) for p in pos for q in neg) / (len(pos) * len(neg))) if pos and neg else float("nan")
     print(f"  confidence AUC (local right vs wrong): {auc:.3f}")
+    def point(kept):
+        routed = sum(l if k else s for l, s, k in zip(local, strong, kept)) / len(rows)
+        sent = 1 - sum(kept) / len(rows)
+        return sent, routed, ((routed - la) / (sa - la) if sa != la else float("nan"))
+    shipped = point([k >= 0 for k in keep])
+    print(f"  as shipped (keep >= 0): sent {shipped[0]:.1%}  routed {shipped[1]:.1%}  PGR {shipped[2]:.2f}")
     pts = []
-    for t in sorted(set([0.0, 1.01] + conf)):
-        keep = [c >= t for c in conf]
-        routed = sum(l if k else s for l, s, k in zip(local, strong, keep)) / len(rows)
-        sent = 1 - sum(keep) / len(rows)
-        pgr = (routed - la) / (sa - la) if sa != la else float("nan")
+    # The curve: the same score with its bar moved (the `keep` column, confidence - 1.01 where absent).
+    for t in sorted(set([min(keep) - 1, 10.0] + keep)):
+        sent, routed, pgr = point([k >= t for k in keep])
         pts.append({"threshold": round(t, 3), "sent": sent, "routed": routed, "pgr": pgr})
-    print("  threshold  sent   routed  PGR")
+    print("  keep bar  sent   routed  PGR")
     for share in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]:
         ok = [p for p in pts if p["sent"] <= share + 1e-9]
         if ok:
             b = max(ok, key=lambda p: (p["pgr"], -p["sent"]))
             print(f"  {b['threshold']:9.3f}  {b['sent']:5.1%}  {b['routed']:6.1%}  {b['pgr']:.2f}   (best with <= {share:.0%} sent)")
-    return {"n": len(rows), "local": la, "strong": sa, "auc": auc, "curve": pts, "conf": conf, "local_ok": local,
+    return {"n": len(rows), "local": la, "strong": sa, "auc": auc, "curve": pts, "conf": conf, "keep": keep, "local_ok": local,
+            "shipped": {"sent": shipped[0], "routed": shipped[1], "pgr": shipped[2]},
             "ids": [r["id"] for r in rows], "text": [o.get("text") for o in res]}
 
 

@@ -21,10 +21,11 @@ export type Plan = { route: Route, strategy: Strategy | null, fragments: Array<P
  */
 complexity: number, reasons: Array<string>, 
 /**
- * The local model answers first and keeps its answer when its confidence reaches this;
- * below it the task goes on as planned. `None`: no local attempt.
+ * The local model answers first and keeps its answer when it is worth keeping (its
+ * confidence, or for multiple choice its expected success against the cloud's); otherwise
+ * the task goes on as planned.
  */
-local_attempt?: number, 
+local_attempt?: boolean, 
 /**
  * Under `mask`, with a local model of the medium class or above: it first rewrites the
  * request without the person in it (PAPILLON's idea); the rewrite is planned and
@@ -51,6 +52,12 @@ answered_by: string | null,
  * How sure the local model was of its answer, when its confidence was read.
  */
 confidence: number | null, 
+/**
+ * How far the local answer cleared the bar for keeping it (kept when ≥ 0), when it was
+ * judged: its confidence against the shape's threshold, or for multiple choice its
+ * expected success against the cloud's (`router/keep.rs`).
+ */
+keep: number | null, 
 /**
  * The local model tried first and was not sure enough: the task went on as planned.
  */

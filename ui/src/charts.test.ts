@@ -5,7 +5,7 @@ import type { Summary } from "./bindings";
 const sum = (over: Partial<Summary>): Summary => ({
   text: "", route: "local", agent: null, cloud_tokens: 0, local_tokens: 0, prompt_tokens: 0, completion_tokens: 0,
   cost_usd: 0, all_cloud_cost_usd: 0, energy_local_j: 0, energy_cloud_j: 0, masked: 0, withheld: 0, fell_back: false,
-  answered_by: null, confidence: null, escalated: false, ...over,
+  answered_by: null, confidence: null, keep: null, escalated: false, ...over,
 });
 const day = (d: number, h = 12) => new Date(2026, 11, d, h).getTime();
 

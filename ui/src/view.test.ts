@@ -8,7 +8,7 @@ import type { LedgerEntry, Summary } from "./ipc";
 const summary: Summary = {
   text: "", route: "split", agent: "claude-sonnet", cloud_tokens: 120, local_tokens: 30, prompt_tokens: 100,
   completion_tokens: 50, cost_usd: 0.0012, all_cloud_cost_usd: 0.0034, energy_local_j: 12.5, energy_cloud_j: 240,
-  masked: 2, withheld: 0, fell_back: false, answered_by: "cloud", confidence: null, escalated: false,
+  masked: 2, withheld: 0, fell_back: false, answered_by: "cloud", confidence: null, keep: null, escalated: false,
 };
 
 describe("view helpers", () => {

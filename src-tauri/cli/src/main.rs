@@ -124,7 +124,7 @@ enum Command {
         policy: Option<String>,
     },
     /// Answer each input line with the real orchestrator: input lines as `route --jsonl`; output
-    /// lines {"id","route","answered_by","text","confidence","escalated","local_tokens",
+    /// lines {"id","route","answered_by","text","confidence","keep","escalated","local_tokens",
     /// "cloud_tokens"} in the same order; a bad line gets {"id","error"}.
     Answer {
         #[arg(long, required = true)]

@@ -371,6 +371,7 @@ pub async fn answer_jsonl(
                             "answered_by": s.answered_by,
                             "text": s.text,
                             "confidence": s.confidence,
+                            "keep": s.keep,
                             "escalated": s.escalated,
                             "local_tokens": s.local_tokens,
                             "cloud_tokens": s.cloud_tokens,

@@ -637,6 +637,7 @@ fn answer_jsonl_keeps_its_contract() {
             "answered_by",
             "text",
             "confidence",
+            "keep",
             "escalated",
             "local_tokens",
             "cloud_tokens",
@@ -661,7 +662,10 @@ fn answer_jsonl_keeps_its_contract() {
         ["A. 4", "B. 5", "C. 6", "D. 8"].contains(&mc["text"].as_str().unwrap()),
         "{mc}"
     );
+    // ... and how far it cleared the bar for keeping it (the gain rule of router/keep.rs).
+    assert!(mc["keep"].is_f64(), "{mc}");
     assert_eq!(lines[2]["confidence"], Value::Null);
+    assert_eq!(lines[2]["keep"], Value::Null);
     assert!(w.lb.received().is_empty(), "--local sends nothing");
     // Routed: a small local model makes no attempt; the plan sends the task, masked.
     let routed = answer(

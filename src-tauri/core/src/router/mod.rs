@@ -5,6 +5,7 @@
 //! `run` executes plans.
 
 pub mod complexity;
+mod keep;
 pub mod run;
 pub mod selfcheck;
 
@@ -101,11 +102,12 @@ pub struct Plan {
     /// Probability that the task needs a stronger model than the local one (1 - p_local).
     pub complexity: f64,
     pub reasons: Vec<String>,
-    /// The local model answers first and keeps its answer when its confidence reaches this;
-    /// below it the task goes on as planned. `None`: no local attempt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub local_attempt: Option<f64>,
+    /// The local model answers first and keeps its answer when it is worth keeping (its
+    /// confidence, or for multiple choice its expected success against the cloud's); otherwise
+    /// the task goes on as planned.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub local_attempt: bool,
     /// Under `mask`, with a local model of the medium class or above: it first rewrites the
     /// request without the person in it (PAPILLON's idea); the rewrite is planned and
     /// sanitized like any request, and the cloud's answer is completed on the device with the
@@ -630,7 +632,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         && task.attachments.is_empty())
     .then(|| selfcheck::shape(&task.prompt))
     .flatten()
-    .and_then(|s| selfcheck::threshold(&s));
+    .filter(selfcheck::attempted);
     // Rewriting on the device: a model of the medium class or above writes a request without
     // the person (a small one copies or garbles it). Only a prompt on its own (documents have
     // their own strategies), only when the router chose the cloud itself (an agent the user
@@ -649,14 +651,20 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
     let rewriter = class.clone();
     let done = move |route, strategy, mut reasons: Vec<String>, why: String| {
         reasons.insert(0, why);
-        let local_attempt = attempt
+        let tried = attempt
+            .as_ref()
             .filter(|_| route != Route::Local && matches!(strategy, None | Some(Strategy::Mask)));
-        if let Some(t) = local_attempt {
+        if let Some(shape) = tried {
+            let when = match selfcheck::threshold(shape) {
+                Some(t) => format!("when its confidence is at least {t:.2}"),
+                None => "unless the cloud is more likely to be right (from its confidence and the kind of question)".into(),
+            };
             reasons.insert(
                 1,
-                format!("the local model tries first: its answer is kept when its confidence is at least {t:.2}, otherwise the task goes on as planned"),
+                format!("the local model tries first: its answer is kept {when}, otherwise the task goes on as planned"),
             );
         }
+        let local_attempt = tried.is_some();
         // Only where the prompt itself holds what is masked or withheld (not only the history).
         let local_rewrite = rewrite
             && route == Route::Split

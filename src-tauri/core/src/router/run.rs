@@ -69,6 +69,10 @@ pub struct Summary {
     pub answered_by: Option<String>,
     /// How sure the local model was of its answer, when its confidence was read.
     pub confidence: Option<f64>,
+    /// How far the local answer cleared the bar for keeping it (kept when ≥ 0), when it was
+    /// judged: its confidence against the shape's threshold, or for multiple choice its
+    /// expected success against the cloud's (`router/keep.rs`).
+    pub keep: Option<f64>,
     /// The local model tried first and was not sure enough: the task went on as planned.
     pub escalated: bool,
     /// The calls the answer asks the client to make (placeholders restored).
@@ -369,7 +373,7 @@ impl Orchestrator {
                 }
             }
         }
-        if let (Some(threshold), Ok(_), Some(shape)) = (
+        if let (true, Ok(_), Some(shape)) = (
             plan.local_attempt,
             &choice,
             super::selfcheck::shape(&task.prompt),
@@ -378,14 +382,11 @@ impl Orchestrator {
                 .judged_local(&task, &opts, &shape, &tx, &mut summary)
                 .await
             {
-                Ok(j) if j.confidence >= threshold => {
+                Ok(j) if j.kept() => {
                     send(
                         &tx,
                         RunEvent::Notice {
-                            text: format!(
-                                "answered locally: confidence {:.2} (at least {threshold:.2})",
-                                j.confidence
-                            ),
+                            text: format!("answered locally: {}", j.why),
                         },
                     )
                     .await;
@@ -399,10 +400,7 @@ impl Orchestrator {
                     send(
                         &tx,
                         RunEvent::Notice {
-                            text: format!(
-                                "escalated: local confidence {:.2} (below {threshold:.2})",
-                                j.confidence
-                            ),
+                            text: format!("escalated: {}", j.why),
                         },
                     )
                     .await;
@@ -564,6 +562,7 @@ impl Orchestrator {
         tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
         let j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
         summary.confidence = Some((j.confidence * 1000.0).round() / 1000.0);
+        summary.keep = j.keep.map(|k| (k * 1000.0).round() / 1000.0);
         Ok(j)
     }
 

@@ -1,7 +1,8 @@
 //! Self-knowledge: whether the local model's own answer to a short task can be trusted. It
 //! recognises the shape of a task (multiple choice, a worked problem, a short factual
 //! question), asks the local model in a form whose confidence can be read from token
-//! probabilities, and reads that confidence. The router decides what to do with it.
+//! probabilities, and reads that confidence and whether the answer is worth keeping (for
+//! multiple choice by the gain rule of `keep.rs`). The router acts on that verdict.
 
 use serde::Serialize;
 
@@ -161,11 +162,40 @@ fn plain_choice(letters: &[char], messages: &[ChatMessage]) -> Option<GenerateRe
     })
 }
 
-/// The local answer as shown, and how sure the model was (0..1).
+/// The local answer as shown, how sure the model was (0..1), and whether it is worth keeping.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
     pub text: String,
     pub confidence: f64,
+    /// How far the answer clears the bar for keeping it on the device (kept when ≥ 0); `None`
+    /// for a shape no local answer is kept for (`threshold`).
+    pub keep: Option<f64>,
+    /// Why it is kept or not, for the user ("confidence 0.93 (at least 0.80)").
+    pub why: String,
+}
+
+impl Judged {
+    /// A short answer or a worked problem: kept when its confidence reaches the shape's
+    /// threshold.
+    fn by_confidence(shape: &Shape, text: String, confidence: f64) -> Self {
+        let bar = threshold(shape);
+        let why = match bar {
+            Some(t) if confidence >= t => format!("confidence {confidence:.2} (at least {t:.2})"),
+            Some(t) => format!("local confidence {confidence:.2} (below {t:.2})"),
+            None => format!("local confidence {confidence:.2}"),
+        };
+        Judged {
+            text,
+            confidence,
+            keep: bar.map(|t| confidence - t),
+            why,
+        }
+    }
+
+    /// Whether the answer stays on the device.
+    pub fn kept(&self) -> bool {
+        self.keep.is_some_and(|k| k >= 0.0)
+    }
 }
 
 /// Reads the answer and its confidence from a generation of `request(shape, ..)`.
@@ -179,15 +209,13 @@ pub fn judge(shape: &Shape, prompt: &str, text: &str, tokens: &[TokenLogprob]) -
                 .or_else(|| last_number(tokens))
                 .map(geometric_mean)
                 .unwrap_or(0.0);
-            Judged {
-                text: text.trim().to_string(),
-                confidence: conf,
-            }
+            Judged::by_confidence(shape, text.trim().to_string(), conf)
         }
-        Shape::Fact => Judged {
-            text: text.trim().to_string(),
-            confidence: geometric_mean(&tokens[..tokens.len().min(FACT_TOKENS)]),
-        },
+        Shape::Fact => Judged::by_confidence(
+            shape,
+            text.trim().to_string(),
+            geometric_mean(&tokens[..tokens.len().min(FACT_TOKENS)]),
+        ),
     }
 }
 
@@ -272,20 +300,44 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
             let option = opts
                 .iter()
                 .find(|(c, _)| *c == letter)
-                .map(|(_, t)| t.as_str())
-                .unwrap_or("");
+                .map(|(_, t)| t.clone())
+                .unwrap_or_default();
             // Normalised over the letters: how the model splits its belief between the
             // options. (Held to the letters, the engine reports either the free distribution
             // or the one masked to the letters, whichever it sampled from first; normalised,
             // the two are the same.)
+            let belief: Vec<f64> = mass.iter().map(|m| m / total).collect();
+            let confidence = belief[i];
+            let texts: Vec<String> = opts.into_iter().map(|(_, t)| t).collect();
+            let gain = super::keep::choice(prompt, &texts, &belief, letter);
+            let why = if gain.guessing {
+                format!(
+                    "local confidence {confidence:.2}, near chance ({:.2}): the model is guessing",
+                    1.0 / belief.len() as f64
+                )
+            } else if gain.keep >= 0.0 {
+                format!(
+                    "confidence {confidence:.2}; the cloud is not expected to do better (right: here {:.2}, the cloud {:.2})",
+                    gain.local, gain.strong
+                )
+            } else {
+                format!(
+                    "local confidence {confidence:.2}; the cloud is more likely right ({:.2} against {:.2} here)",
+                    gain.strong, gain.local
+                )
+            };
             Judged {
                 text: format!("{letter}. {option}").trim().to_string(),
-                confidence: mass[i] / total,
+                confidence,
+                keep: Some(gain.keep),
+                why,
             }
         }
         None => Judged {
             text: text.trim().to_string(),
             confidence: 0.0,
+            keep: Some(-1.0),
+            why: "the local model named no option".into(),
         },
     }
 }
@@ -300,11 +352,21 @@ fn letter_of(tok: &str) -> Option<char> {
     }
 }
 
-/// The confidence at or above which the local answer is kept, per shape; `None`: no local
-/// attempt for that shape (its confidence does not tell right from wrong well enough to be
-/// worth the wait). Calibrated with the recommended model (Qwen2.5-Coder-1.5B) on this
-/// project's development routing sets (`bench/eval_answer.py`, 2026-12-02):
-/// - multiple choice, read as plain text (2026-12-05): 0.48 sent 49% of 100 dev MMLU questions
+/// Whether a local answer of this shape is tried and may be kept (`threshold` or, for multiple
+/// choice, the gain rule of `keep.rs`).
+pub fn attempted(shape: &Shape) -> bool {
+    matches!(shape, Shape::Choice { .. }) || threshold(shape).is_some()
+}
+
+/// The confidence at or above which the local answer is kept, per shape; `None`: not by
+/// confidence alone (multiple choice: `keep.rs` weighs the local model's belief against the
+/// cloud's expected success), or no local attempt (worked problems: their confidence does not
+/// tell right from wrong well enough to be worth the wait). Calibrated with the recommended
+/// model (Qwen2.5-Coder-1.5B) on this project's development routing sets
+/// (`bench/eval_answer.py`, 2026-12-02):
+/// - multiple choice, read as plain text (2026-12-05; replaced on 2026-12-06 by the gain rule,
+///   which on the same 100 questions, fitted on 1,000 others, sent 45% and recovered 69%):
+///   0.48 sent 49% of 100 dev MMLU questions
 ///   to the cloud and recovered 59% of the gap to the strong model (local alone 47%, AUC 0.78);
 ///   on 400 dev questions through llama.cpp with the same file and prompt, 48.5% sent. (As a
 ///   chat turn, 0.447 had sent 49% and recovered 69% with local alone at 41%: the routed
@@ -321,8 +383,7 @@ fn letter_of(tok: &str) -> Option<char> {
 ///   8 everyday facts ("capital of Italy", "who wrote Hamlet") scored 0.84-0.96 and stay local.
 pub fn threshold(shape: &Shape) -> Option<f64> {
     match shape {
-        Shape::Choice { .. } => Some(0.48),
-        Shape::Worked => None,
+        Shape::Choice { .. } | Shape::Worked => None,
         Shape::Fact => Some(0.80),
     }
 }

@@ -533,7 +533,8 @@ async fn a_masked_split_is_restored_on_the_device_and_recorded() {
 #[tokio::test]
 async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
     let prompt = "My colleague jane.doe@posteo.de asks which of these is a prime number.\nA. 4\nB. 5\nC. 6\nD. 8\nAnswer:";
-    for (p, escalates) in [(0.95f32, false), (0.3, true)] {
+    // 0.27 between four letters is a guess (near chance): never kept.
+    for (p, escalates) in [(0.95f32, false), (0.27, true)] {
         let lb = Loopback::start(KEY).await.unwrap();
         let o = orchestrator_with(
             &lb.base_url(),
@@ -552,7 +553,7 @@ async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
             panic!("{events:?}")
         };
         assert_eq!(plan.route, Route::Split, "{:?}", plan.reasons);
-        assert!(plan.local_attempt.is_some(), "{:?}", plan.reasons);
+        assert!(plan.local_attempt, "{:?}", plan.reasons);
         let notices = notices_of(&events);
         assert_eq!(
             summary.confidence,
@@ -564,7 +565,7 @@ async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
             assert!(
                 notices
                     .iter()
-                    .any(|n| n.starts_with("escalated: local confidence 0.30")),
+                    .any(|n| n.starts_with("escalated: local confidence 0.27")),
                 "{notices:?}"
             );
             let sent = lb.received();
