@@ -657,7 +657,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         if let Some(shape) = tried {
             let when = match selfcheck::threshold(shape) {
                 Some(t) => format!("when its confidence is at least {t:.2}"),
-                None => "unless the cloud is more likely to be right (from its confidence and the kind of question)".into(),
+                None => "unless the cloud is expected to gain enough by answering it (estimated from the model's confidence and the kind of question) or the model is guessing".into(),
             };
             reasons.insert(
                 1,

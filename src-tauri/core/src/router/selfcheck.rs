@@ -317,13 +317,13 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
                 )
             } else if gain.keep >= 0.0 {
                 format!(
-                    "confidence {confidence:.2}; the cloud is not expected to do better (right: here {:.2}, the cloud {:.2})",
+                    "confidence {confidence:.2}; estimated right here {:.2}, in the cloud {:.2}: too little to gain by sending it",
                     gain.local, gain.strong
                 )
             } else {
                 format!(
-                    "local confidence {confidence:.2}; the cloud is more likely right ({:.2} against {:.2} here)",
-                    gain.strong, gain.local
+                    "local confidence {confidence:.2}; estimated right here {:.2}, in the cloud {:.2}",
+                    gain.local, gain.strong
                 )
             };
             Judged {
