@@ -181,11 +181,9 @@ fn features(
 /// The question before its options: the lines before the first option line.
 fn stem(prompt: &str) -> String {
     let lines: Vec<&str> = prompt.lines().collect();
-    let first_option = lines.iter().position(|l| {
-        let l = l.trim_start();
-        let mut c = l.chars();
-        matches!((c.next(), c.next(), c.next()), (Some('A'), Some('.' | ')'), Some(w)) if w.is_whitespace())
-    });
+    let first_option = lines
+        .iter()
+        .position(|l| super::selfcheck::option_line(l, 'A').is_some());
     lines[..first_option.unwrap_or(lines.len())]
         .join("\n")
         .trim()

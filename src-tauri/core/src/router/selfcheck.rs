@@ -30,16 +30,10 @@ const MAX_PROMPT_CHARS: usize = 2_000;
 pub fn options(prompt: &str) -> Vec<(char, String)> {
     let mut out: Vec<(char, String)> = Vec::new();
     for line in prompt.lines() {
-        let l = line.trim_start();
-        let mut chars = l.chars();
-        let (Some(c), Some(sep)) = (chars.next(), chars.next()) else {
-            continue;
-        };
         let expected = (b'A' + out.len() as u8) as char;
-        if c == expected && matches!(sep, '.' | ')') && out.len() < 10 {
-            let rest: String = chars.collect();
-            if rest.starts_with(char::is_whitespace) {
-                out.push((c, rest.trim().to_string()));
+        if out.len() < 10 {
+            if let Some(rest) = option_line(line, expected) {
+                out.push((expected, rest.trim().to_string()));
             }
         }
     }
@@ -48,6 +42,13 @@ pub fn options(prompt: &str) -> Vec<(char, String)> {
     } else {
         Vec::new()
     }
+}
+
+/// The text of `line` when it is option `letter` ("B. 5", "B) 5"), else `None`.
+pub(super) fn option_line(line: &str, letter: char) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix(letter)?;
+    let rest = rest.strip_prefix(['.', ')'])?;
+    rest.starts_with(char::is_whitespace).then_some(rest)
 }
 
 /// The shape of `prompt` when a local attempt can be judged, `None` for open work (writing,
