@@ -10,6 +10,9 @@ ap.add_argument("--write", help="fit on all rows and write the rule (src-tauri/c
 ap.add_argument("--sent", type=float, default=0.48, help="share of the fitting rows the written bar sends to the cloud")
 ap.add_argument("--l2", type=float, default=1.0)
 ap.add_argument("--skip", type=int, default=0, help="leave out the first N rows by id hash (bench/eval_answer.py's rows) and report the fitted rule on them")
+ap.add_argument("--words", type=int, default=0, help="add the question's words (tf-idf, words in at least this many fitting rows; 0: none)")
+ap.add_argument("--reps", type=int, default=20, help="cross-validation shuffles")
+ap.add_argument("--second", help="beliefs of a second reading (bench/mmlu_beliefs.py --reverse): CV with its agreement as features")
 args = ap.parse_args()
 import hashlib
 rows=[json.loads(l) for l in open(args.beliefs)]
@@ -73,7 +76,43 @@ def table(rows):
         f, pick, chance = fr
         X.append(f); Y.append(float(pick==r['gold'])); S.append(float(r['strong_ok'])); CAT.append(r['category']); CH.append(chance)
     return X, Y, S, CAT, np.array(CH)
+
+
+def words_of(q):
+    """A question's words for the --words study: runs of two or more ASCII letters, lower-cased."""
+    return re.findall(r"[a-z]{2,}", q.lower())
+
+
+def vocab(texts, min_df):
+    """Words in at least `min_df` of the texts, with their smoothed idf (ln((1+n)/(1+df)) + 1)."""
+    df = {}
+    for t in texts:
+        for w in set(words_of(t)):
+            df[w] = df.get(w, 0) + 1
+    n = len(texts)
+    keep = sorted(w for w, c in df.items() if c >= min_df)
+    return keep, np.array([math.log((1 + n) / (1 + df[w])) + 1 for w in keep])
+
+
+def tfidf(texts, voc, idf):
+    """Sublinear tf (1 + ln count) times idf, scaled to unit length; words outside `voc` ignored."""
+    pos = {w: i for i, w in enumerate(voc)}
+    M = np.zeros((len(texts), len(voc)))
+    for r, t in enumerate(texts):
+        c = {}
+        for w in words_of(t):
+            if w in pos:
+                c[w] = c.get(w, 0) + 1
+        for w, k in c.items():
+            M[r, pos[w]] = (1 + math.log(k)) * idf[pos[w]]
+        norm = np.linalg.norm(M[r])
+        if norm > 0:
+            M[r] /= norm
+    return M
+
+
 X, Y, S, CAT, CH = table(rows)
+QS = [r["question"] for r in rows if feature_row(r["question"], r["letters"]) is not None]
 # A local answer whose belief is within this of chance (1 / options) is never kept: the model
 # is guessing. Costs nothing measured (5-fold CV PGR at 50% sent 0.737 -> 0.740 at 0.05).
 NEAR_CHANCE = 0.05
@@ -94,40 +133,77 @@ def pgr_at(keep_score, frac=0.5, Y=Y, S=S):
     sent=np.zeros(len(Y),bool); sent[order[:k]]=True
     routed=np.where(sent,S,Y).mean()
     return (routed-Y.mean())/(S.mean()-Y.mean()), routed
-def logit_fit(F,y,l2=1.0,it=50):
-    """Newton's method, L2 on the standardized weights; returns (predict, (intercept, mean, scale, weights))."""
+def logit_fit(F,y,l2=1.0,it=50,W=None):
+    """Newton's method, L2 on the standardized weights (and on the word block `W`, unit-length
+    rows, taken as they are); returns (predict(F, W), (intercept, mean, scale, weights, word weights))."""
     mu=F.mean(0); sd=F.std(0)+1e-9
-    Z=np.hstack([np.ones((len(F),1)),(F-mu)/sd])
+    def design(G, V):
+        Z=np.hstack([np.ones((len(G),1)),(G-mu)/sd])
+        return Z if V is None else np.hstack([Z, V])
+    Z=design(F, W)
     w=np.zeros(Z.shape[1])
     for _ in range(it):
         p=1/(1+np.exp(-Z@w))
         g=Z.T@(p-y)+l2*np.r_[0,w[1:]]
         H=(Z*(p*(1-p))[:,None]).T@Z+l2*np.diag(np.r_[0,np.ones(len(w)-1)])
-        w-=np.linalg.solve(H,g)
-    return lambda G: 1/(1+np.exp(-(np.hstack([np.ones((len(G),1)),(G-mu)/sd])@w))), (w[0], mu, sd, w[1:])
+        step=np.linalg.solve(H,g)
+        w-=step
+        if np.abs(step).max() < 1e-9: break
+    k=F.shape[1]
+    return (lambda G, V=None: 1/(1+np.exp(-(design(G, V)@w)))), (w[0], mu, sd, w[1:1+k], w[1+k:])
 print("AUC conf vs local_ok", round(auc(F[:,0],Y),3), " conf vs strong_ok", round(auc(F[:,0],S),3))
 for k,nm in enumerate(names):
     print(f"  {nm:8s} auc(local)={auc(F[:,k],Y):.3f} auc(strong)={auc(F[:,k],S):.3f} auc(gain=strong&!local)={auc(F[:,k],(S==1)&(Y==0)):.3f}")
 print("baseline conf: PGR@50", [round(x,3) for x in pgr_at(F[:,0])])
 # oracle
 print("oracle:", [round(x,3) for x in pgr_at(Y-S)])
-def cv(feat_idx, target='local', reps=20, folds=5, frac=0.5):
+def cv(feat_idx, target='local', reps=None, folds=5, frac=0.5, min_df=0):
     res=[]
-    for rep in range(reps):
+    for rep in range(reps or args.reps):
         rng=np.random.default_rng(rep); idx=rng.permutation(n); score=np.zeros(n)
         for f in range(folds):
             te=idx[f::folds]; tr=np.setdiff1d(idx,te)
-            pl,_=logit_fit(F[tr][:,feat_idx],Y[tr],args.l2)
+            Wtr=Wte=None
+            if min_df:
+                voc, idf = vocab([QS[i] for i in tr], min_df)
+                Wtr=tfidf([QS[i] for i in tr], voc, idf); Wte=tfidf([QS[i] for i in te], voc, idf)
+            pl,_=logit_fit(F[tr][:,feat_idx],Y[tr],args.l2,W=Wtr)
             if target=='local':
-                score[te]=pl(F[te][:,feat_idx])
+                score[te]=pl(F[te][:,feat_idx],Wte)
             else:
-                ps,_=logit_fit(F[tr][:,feat_idx],S[tr],args.l2)
-                score[te]=pl(F[te][:,feat_idx])-ps(F[te][:,feat_idx])
+                ps,_=logit_fit(F[tr][:,feat_idx],S[tr],args.l2,W=Wtr)
+                score[te]=pl(F[te][:,feat_idx],Wte)-ps(F[te][:,feat_idx],Wte)
+            score[te]=np.where(F[te][:,0] < CH[te] + NEAR_CHANCE, -np.inf, score[te])
         res.append(pgr_at(score,frac)[0])
     return np.mean(res), np.std(res)
 allf=list(range(len(names)))
 for label,fi in [("conf",[0]),("conf,margin,ent",[0,1,2]),("+pick_b",[0,1,2,3]),("all",allf)]:
     print(label, "P(local) CV PGR@50 %.3f±%.3f"%cv(fi,'local'), " gain model %.3f±%.3f"%cv(fi,'gain'))
+if args.second:
+    # The same question read again with its options reversed: does agreement between the two
+    # readings say more about who is right? (Measured 2026-12-06: no; bench/RESULTS.md.)
+    rev = {json.loads(l)["id"]: json.loads(l) for l in open(args.second)}
+    kept_rows = [r for r in rows if feature_row(r["question"], r["letters"]) is not None]
+    ext = []
+    for r in kept_rows:
+        o = [c for c, _ in options(r["question"])] or list("ABCD")
+        p1 = np.array([r["letters"].get(L, 0.0) for L in o]); p1 /= p1.sum()
+        p2 = np.array([rev[r["id"]]["letters"].get(L, 0.0) for L in o]) if r["id"] in rev else np.ones(len(o))
+        p2 = p2 / p2.sum() if p2.sum() > 0 else np.ones(len(o)) / len(o)
+        ext.append([float(p1.argmax() == p2.argmax()), p2.max(), p2[p1.argmax()]])
+    F0 = F
+    F = np.hstack([F0, np.array(ext)])
+    k = F0.shape[1]
+    print(f"second reading on {sum(r['id'] in rev for r in kept_rows)} of {n} rows; the two agree on {np.mean([e[0] for e in ext]):.1%}")
+    for label, fi in [("9 features", allf), ("+ agree", allf + [k]), ("+ agree, second conf, second belief in the first pick", allf + [k, k + 1, k + 2])]:
+        print(f"  {label}: gain model CV PGR@50 %.3f±%.3f" % cv(fi, 'gain'))
+    F = F0
+if args.words:
+    if args.write:
+        sys.exit("--words is measured, not shipped (no gain in CV; bench/RESULTS.md): router/keep.rs reads no word block")
+    for md in [args.words]:
+        print(f"all + words in >= {md} rows: gain model CV PGR@50 %.3f±%.3f"%cv(allf,'gain',min_df=md),
+              " at 40%% sent %.3f±%.3f"%cv(allf,'gain',min_df=md,frac=0.4))
 # band routing: send the 50% of rows whose confidence ranks in a window [q, q+0.5] of the conf quantiles
 conf=F[:,0]
 ranks=np.argsort(np.argsort(conf))/n
