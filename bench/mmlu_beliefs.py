@@ -23,8 +23,8 @@ for r in rows:
     if q.endswith("Answer:"): q=q[:-len("Answer:")].rstrip()
     back={}
     if REV:
-        lines=q.split("\n"); opts=[]
-        # option lines are the trailing "X. text" lines in letter order
+        lines=q.split("\n")
+        # the option lines are the trailing "X. text" lines
         k=len(lines)
         while k>0 and len(lines[k-1])>=3 and lines[k-1][1] in ".)" and lines[k-1][0] in "ABCDEFGHIJ": k-=1
         opts=lines[k:]
@@ -42,5 +42,5 @@ for r in rows:
     for tp in resp["completion_probabilities"][0]["top_logprobs"]:
         probs[tp["token"]]=math.exp(tp["logprob"])
     letters={L:probs.get(" "+L,0.0) for L in "ABCDEFGHIJ"}
-    if REV: letters={back.get(L,L):v for L,v in letters.items() if L in back}
+    if REV: letters={back[L]:v for L,v in letters.items() if L in back}
     out.write(json.dumps({"id":r["id"],"gold":r["answer"],"strong_ok":r["strong_ok"],"letters":letters,"top":[(t["token"],round(math.exp(t["logprob"]),4)) for t in resp["completion_probabilities"][0]["top_logprobs"][:5]],"n_prompt":resp.get("tokens_evaluated"),"s":time.time()-t,"question":r["question"],"category":r["category"]})+"\n"); out.flush()
