@@ -98,7 +98,7 @@ pub async fn keys_cmd(command: KeysCommand) -> Result<()> {
     let keys = keys().await?;
     match command {
         KeysCommand::Set { provider } => {
-            secrets::check_name(&provider).map_err(coded)?;
+            secrets::check_provider_name(&provider).map_err(coded)?;
             if catalog()?.provider(&provider).is_none() {
                 eprintln!("note: {provider} is not a configured provider yet (`tandem cloud add {provider} …`)");
             }
@@ -144,7 +144,7 @@ pub async fn keys_cmd(command: KeysCommand) -> Result<()> {
             Ok(())
         }
         KeysCommand::Delete { provider } => {
-            secrets::check_name(&provider).map_err(coded)?;
+            secrets::check_provider_name(&provider).map_err(coded)?;
             let store = keys.store().map_err(coded)?.clone();
             let p = provider.clone();
             let had = tokio::task::spawn_blocking(move || store.delete(&p))
@@ -255,7 +255,7 @@ pub async fn cloud_cmd(command: CloudCommand) -> Result<()> {
             no_key,
             trust,
         } => {
-            secrets::check_name(&name).map_err(coded)?;
+            secrets::check_provider_name(&name).map_err(coded)?;
             let wire: Wire = wire.parse().map_err(coded)?;
             let trust: Trust = trust.parse().map_err(coded)?;
             if trust == Trust::Device {

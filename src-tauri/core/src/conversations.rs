@@ -499,9 +499,12 @@ pub fn derived_from_private(t: &Turn) -> bool {
         .as_array()
         .is_some_and(|f| f.iter().any(|f| f["class"] == "local_only"));
     let s = t.summary.as_ref();
+    // (Under a local rewrite the local model completes the cloud's draft from the whole
+    // request, the withheld passages included.)
     let local_wrote = s.is_none_or(|s| s["agent"].is_null() || s["fell_back"] == true)
         || plan["route"] == "local"
-        || plan["strategy"] == "cloud_plans";
+        || plan["strategy"] == "cloud_plans"
+        || plan["local_rewrite"] == true;
     private && local_wrote
 }
 
@@ -594,6 +597,12 @@ mod tests {
         t.summary = Some(serde_json::json!({"agent": "lb", "fell_back": false}));
         let h = history(&[t.clone()]);
         assert!(h[1].derived_private, "kept for the local model, never sent");
+        // Under a local rewrite the local model completes the answer from the whole request,
+        // the withheld sentence included: the answer carries it.
+        t.plan = Some(serde_json::json!({"route": "split", "strategy": "mask",
+            "local_rewrite": true,
+            "fragments": [{"source": "prompt", "start": 0, "end": 9, "class": "local_only"}]}));
+        assert!(history(&[t.clone()])[1].derived_private);
         // The cloud's own answer to a masked question goes on as usual.
         t.plan = Some(serde_json::json!({"route": "split", "strategy": "mask",
             "fragments": [{"source": "prompt", "start": 0, "end": 9, "class": "maskable"}]}));

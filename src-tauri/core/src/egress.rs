@@ -279,25 +279,72 @@ impl Sanitizer {
         draft: Draft,
         pz: &mut Pseudonymizer,
     ) -> Result<SanitizedRequest, EgressError> {
+        let mut turns = Vec::new();
+        if let Some(s) = draft.system.as_ref().filter(|s| !s.trim().is_empty()) {
+            turns.push(Turn::new(Role::System, s.clone()));
+        }
+        turns.extend(draft.turns.iter().cloned());
+        // Decisions made here (for what the plan never saw), kept for the second rendering.
+        let mut decided: Vec<(String, Provenance, sensitivity::Decision)> = Vec::new();
+        // Rendered twice: the first pass fills the vault with every value the plan masks
+        // anywhere in the request, so that the second masks each of them wherever it recurs,
+        // also in a part that comes before the one where it was found (a restored reply in
+        // the history before the user's turn that names the person).
+        let _ = self.render(&draft, &turns, pz, &mut decided);
+        let (messages, tools, masked, withheld, useful) =
+            self.render(&draft, &turns, pz, &mut decided);
+        if !useful {
+            return Err(EgressError::NothingToSend);
+        }
+        Ok(SanitizedRequest {
+            request: CloudRequest {
+                model: draft.agent.model.clone(),
+                messages,
+                max_tokens: draft.max_tokens,
+                temperature: draft.temperature,
+                tools,
+            },
+            task: draft.task,
+            agent: draft.agent,
+            reasons: draft.reasons,
+            masked,
+            withheld,
+        })
+    }
+
+    /// One rendering of `turns` and the draft's tools under the plan's decisions: the messages,
+    /// the tools, how many values were masked and fragments withheld, and whether anything of
+    /// the task is left to send.
+    fn render(
+        &self,
+        draft: &Draft,
+        turns: &[Turn],
+        pz: &mut Pseudonymizer,
+        decided: &mut Vec<(String, Provenance, sensitivity::Decision)>,
+    ) -> (Vec<ChatMessage>, Tools, usize, usize, bool) {
         let mut messages = Vec::new();
         let (mut masked, mut withheld, mut useful) = (0, 0, false);
-        let mut turns = Vec::new();
-        if let Some(s) = draft.system.filter(|s| !s.trim().is_empty()) {
-            turns.push(Turn::new(Role::System, s));
-        }
-        turns.extend(draft.turns);
         let scanner = self.scanner.clone();
         let decisions = &draft.decisions;
         // One rule for every piece of text: the plan's decision, or (for what it never saw: the
         // role, headers, an abstract written during the turn, a tool's description) one made now
         // by the same function.
         let mut clean = |text: &str, provenance: Provenance| {
-            let decided;
             let decision = match decisions.get(text, provenance) {
                 Some(d) => d,
                 None => {
-                    decided = sensitivity::decide(&scanner, text, provenance, false);
-                    &decided
+                    let i = match decided
+                        .iter()
+                        .position(|(t, p, _)| t == text && *p == provenance)
+                    {
+                        Some(i) => i,
+                        None => {
+                            let d = sensitivity::decide(&scanner, text, provenance, false);
+                            decided.push((text.to_string(), provenance, d));
+                            decided.len() - 1
+                        }
+                    };
+                    &decided[i].2
                 }
             };
             let r = sensitivity::apply(pz, text, decision);
@@ -340,23 +387,7 @@ impl Sanitizer {
             }
             map_descriptions(&mut d.parameters, &mut |s| clean(s, Provenance::Content));
         }
-        if !useful {
-            return Err(EgressError::NothingToSend);
-        }
-        Ok(SanitizedRequest {
-            request: CloudRequest {
-                model: draft.agent.model.clone(),
-                messages,
-                max_tokens: draft.max_tokens,
-                temperature: draft.temperature,
-                tools,
-            },
-            task: draft.task,
-            agent: draft.agent,
-            reasons: draft.reasons,
-            masked,
-            withheld,
-        })
+        (messages, tools, masked, withheld, useful)
     }
 }
 
@@ -667,6 +698,30 @@ impl Egress {
             }
         };
         let ledger = self.ledger.clone();
+        // Pause stops a reply already streaming too: the connection is dropped within
+        // `PAUSE_POLL` of the switch, and the reply ends with an error (a host then says so).
+        let provider_name = agent.provider.clone();
+        let stream = futures::stream::unfold(Some(stream), move |state| {
+            let (switch, provider_name) = (switch.clone(), provider_name.clone());
+            async move {
+                let mut s = state?;
+                let mut tick = tokio::time::interval(PAUSE_POLL);
+                loop {
+                    tokio::select! {
+                        ev = s.next() => return ev.map(|e| (e, Some(s))),
+                        _ = tick.tick() => {
+                            if switch.is_paused() {
+                                let cut = CloudError::StreamCut {
+                                    provider: provider_name,
+                                    message: "stopped: Pause was switched on".into(),
+                                };
+                                return Some((Err(cut), None));
+                            }
+                        }
+                    }
+                }
+            }
+        });
         Ok(stream
             .then(move |ev| {
                 let (ledger, agent) = (ledger.clone(), agent.clone());
@@ -701,6 +756,9 @@ impl Egress {
         Ok(())
     }
 }
+
+/// How often a streaming reply looks at the pause switch (a `stat` of its file).
+const PAUSE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 trait CodeString {
     fn code_string(&self) -> String;

@@ -934,8 +934,32 @@ fn yield_to_the_user() {
     }
 }
 
+/// Whether `path` is one of the watched folder `root`'s own files once links are resolved: a
+/// link (or a linked folder on the way) to a file outside the folder is not read, or the index
+/// would hold what the user never chose to watch (`notes/x -> ~/.ssh/id_rsa`, or an archive
+/// that plants `leak.txt -> ../../.aws/credentials`). Judged when the file is read, so a link
+/// changed after it was queued is judged as it is then.
+fn inside_folder(root: &Path, path: &Path) -> bool {
+    match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
+        (Ok(r), Ok(p)) => p.starts_with(&r),
+        // Missing or unreadable: extraction reports it as usual.
+        (_, Err(_)) => true,
+        (Err(_), Ok(_)) => false,
+    }
+}
+
 /// Extracts, hashes and classifies one file (any thread).
 fn read_file(job: &ReadJob, limits: &Limits, scanner: &Scanner) -> Read {
+    if !inside_folder(Path::new(&job.folder), &job.path) {
+        return Read::Failed {
+            code: "index.outside_folder",
+            message: format!(
+                "{} leads out of the watched folder {} (a link); not read",
+                job.path.display(),
+                job.folder
+            ),
+        };
+    }
     let doc = match extract_guarded(&job.path, limits) {
         Ok(d) => d,
         Err(e) => {

@@ -64,6 +64,8 @@ pub enum SecretsError {
     BadKey(String),
     #[error("bad provider name {0:?}: use letters, digits, '-', '_' or '.'")]
     BadName(String),
+    #[error("the provider name {0:?} is Tandem's own keychain entry; choose another")]
+    ReservedName(String),
 }
 
 impl crate::ErrorCode for SecretsError {
@@ -73,6 +75,7 @@ impl crate::ErrorCode for SecretsError {
             SecretsError::Backend { .. } => "secrets.backend",
             SecretsError::BadKey(_) => "secrets.bad_key",
             SecretsError::BadName(_) => "secrets.bad_name",
+            SecretsError::ReservedName(_) => "secrets.reserved_name",
         }
     }
 }
@@ -89,6 +92,17 @@ pub fn check_name(provider: &str) -> Result<(), SecretsError> {
     } else {
         Err(SecretsError::BadName(provider.chars().take(64).collect()))
     }
+}
+
+/// Checks a name a user gives a provider: `check_name`, and not the keychain entry of the
+/// gateway's own token (`gateway::token::KEYCHAIN_ACCOUNT`), or that provider would be sent
+/// the token as its API key, and setting its key would replace the token.
+pub fn check_provider_name(provider: &str) -> Result<(), SecretsError> {
+    check_name(provider)?;
+    if provider.eq_ignore_ascii_case(crate::gateway::token::KEYCHAIN_ACCOUNT) {
+        return Err(SecretsError::ReservedName(provider.to_string()));
+    }
+    Ok(())
 }
 
 /// Where keys are kept. Implementations block.
@@ -302,6 +316,12 @@ mod tests {
         assert!(matches!(ApiKey::new(" \n"), Err(SecretsError::BadKey(_))));
         assert!(matches!(ApiKey::new("a\nb"), Err(SecretsError::BadKey(_))));
         assert!(matches!(check_name("../x"), Err(SecretsError::BadName(_))));
+        // The gateway token's own entry is no provider's name.
+        assert!(matches!(
+            check_provider_name("Tandem-Gateway"),
+            Err(SecretsError::ReservedName(_))
+        ));
+        assert!(check_provider_name("tandem-gateway-2").is_ok());
         assert_eq!(env_var("my-llm.v2"), "TANDEM_KEY_MY_LLM_V2");
     }
 

@@ -283,12 +283,19 @@ fn touch(folders: &[Folder], pending: &mut HashMap<PathBuf, Pending>, p: PathBuf
     if hidden(&p, &folders[fi].path) {
         return;
     }
-    if !p.is_dir()
+    // Links to folders are not followed (no loops: `a -> .` twice branches to the OS's link
+    // limit; no leaving the folder). A link to a file is judged when it is read.
+    let meta = std::fs::symlink_metadata(&p);
+    if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) && p.is_dir() {
+        return;
+    }
+    let is_dir = meta.is_ok_and(|m| m.is_dir());
+    if !is_dir
         && !crate::index::Filter::new(&folders[fi]).is_ok_and(|f| f.allows(&folders[fi].path, &p))
     {
         return;
     }
-    if p.is_dir() {
+    if is_dir {
         // A folder moved in or created with files: everything under it.
         if let Ok(entries) = std::fs::read_dir(&p) {
             for e in entries.flatten() {

@@ -455,7 +455,9 @@ fn placeholder_ranges(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Renders `text` as the cloud receives it under `decision`: masks replaced by placeholders
-/// (consistent within `pseudonymizer`), local-only fragments withheld. Decides nothing.
+/// (consistent within `pseudonymizer`), local-only fragments withheld. Decides nothing of its
+/// own; the vault masks again the values it already holds wherever they recur
+/// (`Pseudonymizer::mask`).
 pub fn apply(pseudonymizer: &mut Pseudonymizer, text: &str, decision: &Decision) -> Redaction {
     let mut out = String::with_capacity(text.len());
     let (mut masked, mut withheld) = (0, 0);
@@ -483,8 +485,9 @@ pub fn apply(pseudonymizer: &mut Pseudonymizer, text: &str, decision: &Decision)
             }
             _ => {
                 prev_withheld = false;
-                masked += f.masks.len();
                 let m = pseudonymizer.mask(&piece, &f.masks.iter().collect::<Vec<_>>());
+                // (The plan's masks, and the values the vault already holds where they recur.)
+                masked += m.replacements.len();
                 out.push_str(&m.text);
             }
         }

@@ -193,7 +193,7 @@ pub async fn set_key(
     provider: String,
     key: String,
 ) -> Result<(), CommandError> {
-    secrets::check_name(&provider)?;
+    secrets::check_provider_name(&provider)?;
     let key = ApiKey::new(&key)?;
     let keys = state.keys().await;
     // Keys are read per question from this same store, so nothing to rebuild.
@@ -209,7 +209,7 @@ pub async fn delete_key(
     state: State<'_, AppState>,
     provider: String,
 ) -> Result<bool, CommandError> {
-    secrets::check_name(&provider)?;
+    secrets::check_provider_name(&provider)?;
     let keys = state.keys().await;
     tauri::async_runtime::spawn_blocking(move || -> Result<bool, CommandError> {
         Ok(keys.store()?.delete(&provider)?)
@@ -232,7 +232,7 @@ pub async fn add_provider(
     key: Option<String>,
     trust: Option<agents::Trust>,
 ) -> Result<(), CommandError> {
-    secrets::check_name(&name)?;
+    secrets::check_provider_name(&name)?;
     let key = key
         .filter(|k| !k.trim().is_empty())
         .map(|k| ApiKey::new(&k))

@@ -701,6 +701,86 @@ fn replies_cannot_carry_restored_values_into_links_cli_and_gateway() {
     }
 }
 
+/// A chat request with a whole conversation (`[role, content]` pairs) through the gateway;
+/// the answer's text.
+fn gateway_messages(url: &str, messages: &[(&str, &str)]) -> String {
+    let script = r#"
+import json, os, sys, urllib.request
+body = json.dumps({"model": "lb", "max_tokens": 64,
+                   "messages": [{"role": r, "content": c} for r, c in json.loads(sys.argv[2])]}).encode()
+req = urllib.request.Request(sys.argv[1] + "/chat/completions", data=body, headers={
+    "Authorization": "Bearer " + os.environ["TOKEN"], "Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=120) as r:
+    print(json.loads(r.read().decode())["choices"][0]["message"]["content"])
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, url, &serde_json::to_string(messages).unwrap()])
+        .env("TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gateway request failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A value masked once in a conversation is masked wherever it comes back, whatever the new
+/// context says: here the client re-sends a restored reply the cloud shaped as an exam
+/// ("Quiz: A. ..."), where public names would otherwise stay. Through `tandem serve`, whose
+/// vault lives for one request, and `ask --conversation`, whose vault is stored. Mutation-
+/// checked: without `Pseudonymizer::recurrences` the surname reaches the provider.
+#[test]
+fn a_value_masked_once_is_masked_wherever_it_recurs() {
+    let w = World::new();
+    let first = "My neighbour Jane Baker keeps parking across my drive; write her a firm note.";
+    let quiz = "Quiz:\nA. Jane Baker\nB. the fence\nC. the drive";
+    let mut c = w.cmd();
+    let server = Server::start(&mut c, &[]);
+    gateway_messages(
+        &server.url,
+        &[("user", first), ("assistant", quiz), ("user", "Shorter please.")],
+    );
+    // The history's reply before the turn that names her: masked too.
+    gateway_messages(
+        &server.url,
+        &[("assistant", quiz), ("user", first)],
+    );
+    assert_eq!(w.received().len(), 2);
+    w.assert_never_sent(&["Baker"]);
+}
+
+/// A plain-http provider (a device on the LAN, a server on this machine) gets the task in the
+/// clear, so it is never reached through the proxy the environment names: here `HTTP_PROXY`
+/// points at a closed port, and the request still arrives. Mutation-checked: without
+/// `no_proxy` in `cloud::http_client` the request goes to the proxy and fails.
+#[test]
+fn plain_http_never_goes_through_an_environment_proxy() {
+    let w = World::new();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let proxy = format!("http://{closed}");
+    let out = w
+        .cmd()
+        .env("HTTP_PROXY", &proxy)
+        .env("http_proxy", &proxy)
+        .env("ALL_PROXY", &proxy)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .args(["ask", "--agent", "lb", "--max-tokens", "8", "Explain rainbows."])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(w.received().len(), 1);
+}
+
 #[test]
 fn pause_is_one_switch_for_the_cli_and_a_running_gateway() {
     let w = World::new();

@@ -276,13 +276,26 @@ pub(crate) fn base_url(base_url: &str) -> Result<url::Url, CloudError> {
 /// One HTTP client setup for every provider: a connect timeout here, first-byte and idle
 /// timeouts in `reliable`.
 pub(crate) fn http_client() -> Result<reqwest::Client, CloudError> {
-    reqwest::Client::builder()
+    let mut b = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         // A redirect would re-send the payload (and a key header) to a host the ledger never
         // names: providers do not redirect API calls, so none is followed.
         .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| CloudError::Config(e.to_string()))
+        // A plain-http destination (a device on the LAN, a server on this machine) gets the
+        // task unmasked and in the clear: never through a proxy the environment names
+        // (`HTTP_PROXY`), which would read all of it. HTTPS goes through the user's HTTPS
+        // proxy as before: it sees a CONNECT, not the payload.
+        .no_proxy();
+    let https_proxy = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()));
+    if let Some(p) = https_proxy {
+        match reqwest::Proxy::https(p.as_str()) {
+            Ok(proxy) => b = b.proxy(proxy.no_proxy(reqwest::NoProxy::from_env())),
+            Err(e) => tracing::warn!(error = %e, "HTTPS_PROXY is not a proxy address; not used"),
+        }
+    }
+    b.build().map_err(|e| CloudError::Config(e.to_string()))
 }
 
 /// Token counts as the provider reports them.

@@ -16,7 +16,8 @@ use serde::Serialize;
 pub struct Limits {
     /// Files above this are refused before reading (default 50 MB).
     pub max_file_bytes: u64,
-    /// Total uncompressed size allowed inside a DOCX/XLSX (zip bombs).
+    /// Total uncompressed size allowed inside a DOCX/XLSX, or in a PDF's compressed streams
+    /// (bombs), counted as they really inflate.
     pub max_unzipped_bytes: u64,
     /// Cells read from one workbook.
     pub max_cells: u64,
@@ -213,7 +214,7 @@ pub fn extract_bytes(
     let size = bytes.len() as u64;
     let mut notes = Vec::new();
     let (text, encoding) = match kind {
-        Kind::Pdf => (office::pdf(path, &bytes)?, "pdf"),
+        Kind::Pdf => (office::pdf(path, &bytes, limits)?, "pdf"),
         Kind::Docx => (office::docx(path, &bytes, limits)?, "docx"),
         Kind::Xlsx => (office::xlsx(path, &bytes, limits, &mut notes)?, "xlsx"),
         _ => {

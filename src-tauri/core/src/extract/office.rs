@@ -83,9 +83,15 @@ fn pdf_nesting(bytes: &[u8]) -> usize {
     max
 }
 
-pub(crate) fn pdf(path: &Path, bytes: &[u8]) -> Result<String, ExtractError> {
+pub(crate) fn pdf(path: &Path, bytes: &[u8], limits: &Limits) -> Result<String, ExtractError> {
     if !bytes.starts_with(b"%PDF-") {
         return Err(corrupt(path, "PDF", "no %PDF- header"));
+    }
+    if pdf_inflates_past(bytes, limits.max_unzipped_bytes) {
+        return Err(ExtractError::ZipBomb {
+            path: shown(path),
+            max: limits.max_unzipped_bytes,
+        });
     }
     let nesting = pdf_nesting(bytes);
     if nesting > MAX_PDF_NESTING {
@@ -168,19 +174,82 @@ fn open_zip<'a>(
     limits: &Limits,
 ) -> Result<zip::ZipArchive<Cursor<&'a [u8]>>, ExtractError> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(path, kind, e))?;
+    let bomb = || ExtractError::ZipBomb {
+        path: shown(path),
+        max: limits.max_unzipped_bytes,
+    };
     let mut total = 0u64;
     for i in 0..zip.len() {
         let f = zip.by_index_raw(i).map_err(|e| corrupt(path, kind, e))?;
         total = total.saturating_add(f.size());
         let ratio = f.size() / f.compressed_size().max(1);
         if total > limits.max_unzipped_bytes || (f.size() > (1 << 20) && ratio > 1000) {
-            return Err(ExtractError::ZipBomb {
-                path: shown(path),
-                max: limits.max_unzipped_bytes,
-            });
+            return Err(bomb());
+        }
+    }
+    // What the entries really inflate to, not what the archive's index declares: a part that
+    // declares 100 bytes and inflates to gigabytes would pass the check above, and the parsers
+    // (calamine) hold a whole part in memory. Counted, never kept; stops at the limit.
+    let mut inflated = 0u64;
+    for i in 0..zip.len() {
+        let f = zip.by_index(i).map_err(|e| corrupt(path, kind, e))?;
+        let room = limits.max_unzipped_bytes.saturating_sub(inflated);
+        let n = std::io::copy(&mut f.take(room + 1), &mut std::io::sink())
+            .map_err(|e| corrupt(path, kind, e))?;
+        inflated += n;
+        if inflated > limits.max_unzipped_bytes {
+            return Err(bomb());
         }
     }
     Ok(zip)
+}
+
+/// Refuses a PDF whose Flate streams inflate past `max` bytes in all: the parser inflates each
+/// stream whole, with no limit of its own, so a 1 MB stream of zeros becomes 1 GB in memory.
+/// Counted, never kept; stops at the limit. (Streams cannot sit inside object streams, so the
+/// file's own streams are all there is.)
+fn pdf_inflates_past(bytes: &[u8], max: u64) -> bool {
+    use std::io::Read as _;
+    let mut total = 0u64;
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&bytes[at..], b"stream") {
+        let kw = at + i;
+        at = kw + 6;
+        // `stream` as a keyword: after `>>` (and blanks), followed by an end of line.
+        let dict_end = bytes[..kw].iter().rposition(|b| !b.is_ascii_whitespace());
+        if dict_end.is_none_or(|e| e < 1 || &bytes[e - 1..=e] != b">>") {
+            continue;
+        }
+        let mut start = at;
+        if bytes.get(start) == Some(&b'\r') {
+            start += 1;
+        }
+        if bytes.get(start) != Some(&b'\n') {
+            continue;
+        }
+        start += 1;
+        let dict_from = bytes[..kw].windows(2).rposition(|w| w == b"<<").unwrap_or(0);
+        if memchr::memmem::find(&bytes[dict_from..kw], b"FlateDecode").is_none() {
+            continue;
+        }
+        let end = memchr::memmem::find(&bytes[start..], b"endstream")
+            .map_or(bytes.len(), |e| start + e);
+        let room = max.saturating_sub(total);
+        let mut z = flate2::read::ZlibDecoder::new(&bytes[start..end]).take(room + 1);
+        // A stream that does not inflate cleanly counts what it gave before the error.
+        let mut buf = [0u8; 16 << 10];
+        loop {
+            match z.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n as u64,
+            }
+        }
+        if total > max {
+            return true;
+        }
+        at = end;
+    }
+    false
 }
 
 pub(crate) fn docx(path: &Path, bytes: &[u8], limits: &Limits) -> Result<String, ExtractError> {

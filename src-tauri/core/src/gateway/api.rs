@@ -930,11 +930,14 @@ async fn query(State(gw): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -
                 "query must not be empty",
             ));
         }
+        // A client may ask for a stricter policy than the gateway's, never a looser one: the
+        // gateway's policy is the user's choice for everything that comes through it.
         let policy = match q.policy.as_deref() {
             None => gw.policy,
-            Some(p) => p
-                .parse::<Policy>()
-                .map_err(|e| ApiError::bad("gateway.bad_request", e))?,
+            Some(p) => gw.policy.strictest(
+                p.parse::<Policy>()
+                    .map_err(|e| ApiError::bad("gateway.bad_request", e))?,
+            ),
         };
         let id = gw.request_id();
         let task = Task {

@@ -27,6 +27,23 @@ pub enum Policy {
     Performance,
 }
 
+impl Policy {
+    /// The stricter of two policies (private, then balanced, then performance): where a client
+    /// may narrow what leaves but never widen it.
+    pub fn strictest(self, other: Policy) -> Policy {
+        let rank = |p: Policy| match p {
+            Policy::Private => 0,
+            Policy::Balanced => 1,
+            Policy::Performance => 2,
+        };
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 impl std::str::FromStr for Policy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -360,9 +377,9 @@ pub fn parts_of(text: &str) -> (Vec<&str>, bool) {
 pub fn cloud_plans_parts(task: &Task, plan: &Plan) -> Vec<(String, Provenance)> {
     let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
     let mut n = 0;
-    for a in &task.attachments {
+    for (i, a) in task.attachments.iter().enumerate() {
         if !is_private(a, plan) {
-            parts.extend(attachment_parts(a));
+            parts.extend(attachment_parts(a, i, plan));
             continue;
         }
         n += 1;
@@ -391,8 +408,8 @@ pub fn cloud_plans_parts(task: &Task, plan: &Plan) -> Vec<(String, Provenance)> 
 
 /// How one attachment appears in the user's turn to the cloud (before sanitizing): a file from
 /// a sensitive folder is announced, never named or shown (names of private files say a lot);
-/// any other file under its name.
-pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
+/// any other file under `attachment_title`.
+pub fn attachment_parts(a: &Attachment, i: usize, plan: &Plan) -> Vec<(String, Provenance)> {
     if a.sensitive_source {
         vec![(
             "\n\n[An attached document is private and stays on the device.]".into(),
@@ -401,11 +418,27 @@ pub fn attachment_parts(a: &Attachment) -> Vec<(String, Provenance)> {
     } else {
         vec![
             (
-                format!("\n\nAttached document \"{}\":\n", a.name),
+                format!("\n\nAttached document {}:\n", attachment_title(a, i, plan)),
                 Provenance::Content,
             ),
             (a.text.clone(), Provenance::Content),
         ]
+    }
+}
+
+/// What the cloud calls attachment `i` (from 0): its file name in quotes, unless the plan masks
+/// or keeps anything in it on the device; then its place among the attachments, for a file's name
+/// tends to say what its private parts do ("Jane_Baker_HIV_results.txt") in a form the
+/// scanner reads poorly (joined words, abbreviations).
+pub fn attachment_title(a: &Attachment, i: usize, plan: &Plan) -> String {
+    let private = plan
+        .fragments
+        .iter()
+        .any(|f| f.source == a.name && f.class != Verdict::Public);
+    if private {
+        format!("{} (its name stays on the device)", i + 1)
+    } else {
+        format!("\"{}\"", a.name)
     }
 }
 
@@ -816,6 +849,15 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_can_narrow_the_policy_but_not_widen_it() {
+        use Policy::*;
+        assert_eq!(Balanced.strictest(Private), Private);
+        assert_eq!(Private.strictest(Performance), Private);
+        assert_eq!(Balanced.strictest(Performance), Balanced);
+        assert_eq!(Performance.strictest(Balanced), Balanced);
+    }
 
     #[test]
     fn a_pasted_confidential_block_becomes_a_private_attachment() {

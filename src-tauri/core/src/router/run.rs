@@ -1111,13 +1111,26 @@ impl Orchestrator {
                 }) => {
                     let shown = restore.finish(&mut pz);
                     emit(&mut out, summary, tx, show, shown).await;
-                    // The client's tools run on this machine and need the real values; the
-                    // rule for links and fetching commands holds inside arguments too, and an
-                    // argument that is an address as a whole keeps every placeholder.
+                    // The client's tools run on this machine and need the real values, unless
+                    // the call reaches beyond it (a network tool, or an address or a fetching
+                    // command in any of its arguments): then every placeholder in it stays, as
+                    // in a link (`call_reaches_out`).
                     for mut c in tool_calls.into_iter().filter(|_| show) {
+                        let mut strings = Vec::new();
+                        crate::egress::map_json_strings(&c.function.arguments, |s| {
+                            strings.push(s.to_string());
+                            s.to_string()
+                        });
+                        let strings: Vec<&str> = strings.iter().map(String::as_str).collect();
+                        let reaches =
+                            crate::sensitivity::pseudonym::call_reaches_out(&c.function.name, &strings);
                         c.function.arguments =
                             crate::egress::map_json_strings(&c.function.arguments, |s| {
-                                let r = pz.restore_argument(s);
+                                let r = if reaches {
+                                    pz.keep_argument(s)
+                                } else {
+                                    pz.restore_argument(s)
+                                };
                                 restore.refused.extend(r.refused);
                                 restore.unknown.extend(r.unknown);
                                 r.text
@@ -1244,11 +1257,14 @@ pub fn draft_request(
         );
     }
     let mut parts = vec![(task.prompt.clone(), Provenance::Content)];
-    for a in &task.attachments {
-        parts.extend(super::attachment_parts(a));
+    for (i, a) in task.attachments.iter().enumerate() {
+        parts.extend(super::attachment_parts(a, i, plan));
         for (_, abs) in abstracts.iter().filter(|(n, _)| *n == a.name) {
             parts.push((
-                format!("\n\nAbstract of \"{}\" written on the device:\n", a.name),
+                format!(
+                    "\n\nAbstract of document {} written on the device:\n",
+                    super::attachment_title(a, i, plan)
+                ),
                 Provenance::Content,
             ));
             parts.push((abs.clone(), Provenance::Content));

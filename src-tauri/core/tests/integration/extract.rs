@@ -184,6 +184,41 @@ fn bad_input_is_a_clear_error_on_that_file() {
         "extract.zip_bomb"
     );
 
+    // The same bomb, its zip headers lying that each part inflates to 100 bytes: judged on
+    // what it really inflates to. Mutation-checked: without the count in `open_zip` this
+    // file reaches calamine, which holds the 4 MB part in memory.
+    let mut liar = bomb.clone();
+    let patch = |z: &mut Vec<u8>, sig: &[u8], at: usize| {
+        let mut i = 0;
+        while let Some(j) = z[i..].windows(4).position(|w| w == sig) {
+            let h = i + j;
+            z[h + at..h + at + 4].copy_from_slice(&100u32.to_le_bytes());
+            i = h + 4;
+        }
+    };
+    patch(&mut liar, b"PK\x03\x04", 22);
+    patch(&mut liar, b"PK\x01\x02", 24);
+    assert_eq!(
+        code(&err(write(d.path(), "liar.xlsx", &liar), &small)),
+        "extract.zip_bomb"
+    );
+    // A PDF whose one Flate stream inflates to 4 MB of zeros.
+    let zeros = {
+        use std::io::Write as _;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&vec![0u8; 4 << 20]).unwrap();
+        z.finish().unwrap()
+    };
+    let mut pdf = b"%PDF-1.7\n1 0 obj\n<< /Length ".to_vec();
+    pdf.extend_from_slice(format!("{} /Filter /FlateDecode >>\nstream\n", zeros.len()).as_bytes());
+    pdf.extend_from_slice(&zeros);
+    pdf.extend_from_slice(b"\nendstream\nendobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+    assert!(pdf.len() < 64 << 10, "the bomb is small on disk");
+    assert_eq!(
+        code(&err(write(d.path(), "bomb.pdf", &pdf), &small)),
+        "extract.zip_bomb"
+    );
+
     // A sheet declaring every cell Excel allows is read by its real cells, and the cell cap holds.
     let t =
         extract::extract_file(&write(d.path(), "huge.xlsx", &xlsx("A1:XFD1048576")), &l).unwrap();

@@ -129,6 +129,47 @@ fn folders_are_indexed_searched_and_kept_current() {
     assert!(idx.search("HbA1c", 5).unwrap().is_empty());
 }
 
+/// A link in a watched folder to a file outside it (or a linked folder on the way) is not
+/// read: the index holds only what the user chose to watch. Mutation-checked: without the
+/// check in `read_file` the canary is found.
+#[test]
+fn links_out_of_a_watched_folder_are_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = tmp.path().join("notes");
+    let secrets = tmp.path().join("home-ssh");
+    std::fs::create_dir_all(notes.join("sub")).unwrap();
+    std::fs::create_dir_all(&secrets).unwrap();
+    put(&secrets, "id.txt", "canary-zebra-7731 private key material");
+    put(&notes.join("sub"), "plan.txt", "Garden plan: tulips by the fence.");
+    std::os::unix::fs::symlink(secrets.join("id.txt"), notes.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink(&secrets, notes.join("linked")).unwrap();
+    // A link that stays inside the folder is one of its files.
+    std::os::unix::fs::symlink(notes.join("sub/plan.txt"), notes.join("plan-link.txt")).unwrap();
+    let folders = vec![Folder {
+        path: notes.clone(),
+        sensitive: false,
+        ..Folder::default()
+    }];
+    let s = scanner();
+    let mut idx = Index::open(&tmp.path().join("index.sqlite3"), Limits::default()).unwrap();
+    idx.pass(&folders, &s, |_| {}).unwrap();
+    // The watcher's path for a file under a linked folder: read one file by name.
+    let _ = idx.index_file(&notes.join("linked/id.txt"), &notes.to_string_lossy(), false, &s);
+    assert!(
+        idx.search("zebra", 5).unwrap().is_empty(),
+        "a file outside the watched folder was indexed"
+    );
+    let st = idx.status().unwrap();
+    assert!(
+        st.failures
+            .iter()
+            .any(|(p, e)| p.ends_with("leak.txt") && e.contains("out of the watched folder")),
+        "{st:?}"
+    );
+    let hits = idx.search("tulips", 5).unwrap();
+    assert_eq!(hits.len(), 2, "the file and the link inside the folder: {hits:?}");
+}
+
 #[test]
 fn an_interrupted_pass_resumes_and_indexes_each_file_once() {
     let tmp = tempfile::tempdir().unwrap();

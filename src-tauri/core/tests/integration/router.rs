@@ -937,6 +937,40 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
     let rows = rows_of(&ledger, "t-paused").await;
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].status, Status::Failed, "{rows:?}");
+    // Pause while a reply is streaming (a word every 100 ms for 5 s): the reply stops within
+    // a poll of the switch, with an error, and the connection is dropped. Mutation-checked:
+    // without the poll in `transmit` all 50 words arrive.
+    guard.set_paused(false);
+    let mut stream = guard
+        .send(
+            request("t-trickle", "trickle"),
+            &provider(Duration::from_millis(5)),
+            KEY,
+        )
+        .await
+        .unwrap();
+    let (mut words, mut last) = (0, None);
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(tandem_core::cloud::CloudEvent::Delta { .. }) => words += 1,
+            Ok(_) => {}
+            Err(e) => last = Some(e),
+        }
+        if words == 3 && !guard.paused() {
+            guard.set_paused(true);
+        }
+    }
+    // (Counted in words, not seconds: the words keep coming 100 ms apart whatever the load.)
+    assert!(words < 40, "{words} of 50 words arrived after Pause");
+    assert!(
+        last.as_ref().is_some_and(|e| e.to_string().contains("Pause")),
+        "{last:?}"
+    );
+    let rows = rows_of(&ledger, "t-trickle").await;
+    assert!(
+        rows[0].error.as_deref().unwrap_or("").contains("Pause"),
+        "{rows:?}"
+    );
 }
 
 /// The ledger rows of one task, oldest first.
@@ -2005,6 +2039,11 @@ async fn an_abstract_of_private_material_is_judged_as_that_material() {
     assert_eq!(got.len(), 1, "{got:?}");
     let sent = got[0].to_string();
     assert!(sent.contains("Abstract of"), "{sent}");
+    // A file with private passages is called by its place, not its name.
+    assert!(
+        !sent.contains("notes.txt") && sent.contains("document 1 (its name stays on the device)"),
+        "{sent}"
+    );
     assert!(sent.contains("mention a picnic"), "{sent}");
     assert!(sent.contains("north lawn"), "{sent}");
     assert!(!sent.contains("midterm"), "{sent}");
