@@ -355,3 +355,31 @@ fn settle_pending(
         on_event(ev);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder moved in is read whole, but links to folders are not followed: `a -> .`
+    /// would otherwise be read again under `a/a/a/…` to the OS's link limit (two such links
+    /// branch at every level). Mutation-checked: with `p.is_dir()` (which follows links) the
+    /// file is queued again under `again/`, `again/again/`, ….
+    #[test]
+    fn a_folder_moved_in_is_read_without_following_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("notes");
+        let moved = root.join("moved");
+        std::fs::create_dir_all(&moved).unwrap();
+        std::fs::write(moved.join("plan.txt"), "tulips").unwrap();
+        std::os::unix::fs::symlink(".", moved.join("again")).unwrap();
+        let folders = vec![Folder {
+            path: root.clone(),
+            sensitive: false,
+            ..Folder::default()
+        }];
+        let mut pending = HashMap::new();
+        touch(&folders, &mut pending, moved.clone());
+        let queued: Vec<&PathBuf> = pending.keys().collect();
+        assert_eq!(queued, [&moved.join("plan.txt")], "{queued:?}");
+    }
+}
