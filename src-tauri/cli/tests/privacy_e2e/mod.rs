@@ -642,10 +642,16 @@ fn a_pasted_confidential_block_stays_local_and_the_question_still_goes() {
 /// A chat completion from the gateway, whole or streamed, through Python's standard library
 /// (it speaks chunked transfer encoding); returns the answer's text.
 fn gateway_chat(url: &str, prompt: &str, stream: bool) -> String {
+    gateway_conversation(url, &[("user", prompt)], stream)
+}
+
+/// A chat request with a whole conversation (`[role, content]` pairs) through the gateway,
+/// whole or streamed; the answer's text.
+fn gateway_conversation(url: &str, messages: &[(&str, &str)], stream: bool) -> String {
     let script = r#"
 import json, os, sys, urllib.request
 body = json.dumps({"model": "lb", "stream": sys.argv[3] == "1", "max_tokens": 64,
-                   "messages": [{"role": "user", "content": sys.argv[2]}]}).encode()
+                   "messages": [{"role": r, "content": c} for r, c in json.loads(sys.argv[2])]}).encode()
 req = urllib.request.Request(sys.argv[1] + "/chat/completions", data=body, headers={
     "Authorization": "Bearer " + os.environ["TOKEN"], "Content-Type": "application/json"})
 with urllib.request.urlopen(req, timeout=120) as r:
@@ -660,8 +666,9 @@ if sys.argv[3] == "1":
 else:
     print(json.loads(raw)["choices"][0]["message"]["content"])
 "#;
+    let conversation = serde_json::to_string(messages).unwrap();
     let out = Command::new("python3")
-        .args(["-c", script, url, prompt, if stream { "1" } else { "0" }])
+        .args(["-c", script, url, &conversation, if stream { "1" } else { "0" }])
         .env("TOKEN", TOKEN)
         .output()
         .unwrap();
@@ -701,36 +708,13 @@ fn replies_cannot_carry_restored_values_into_links_cli_and_gateway() {
     }
 }
 
-/// A chat request with a whole conversation (`[role, content]` pairs) through the gateway;
-/// the answer's text.
-fn gateway_messages(url: &str, messages: &[(&str, &str)]) -> String {
-    let script = r#"
-import json, os, sys, urllib.request
-body = json.dumps({"model": "lb", "max_tokens": 64,
-                   "messages": [{"role": r, "content": c} for r, c in json.loads(sys.argv[2])]}).encode()
-req = urllib.request.Request(sys.argv[1] + "/chat/completions", data=body, headers={
-    "Authorization": "Bearer " + os.environ["TOKEN"], "Content-Type": "application/json"})
-with urllib.request.urlopen(req, timeout=120) as r:
-    print(json.loads(r.read().decode())["choices"][0]["message"]["content"])
-"#;
-    let out = Command::new("python3")
-        .args(["-c", script, url, &serde_json::to_string(messages).unwrap()])
-        .env("TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gateway request failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A value masked once in a conversation is masked wherever it comes back, whatever the new
 /// context says: here the client re-sends a restored reply the cloud shaped as an exam
 /// ("Quiz: A. ..."), where public names would otherwise stay. Through `tandem serve`, whose
-/// vault lives for one request, and `ask --conversation`, whose vault is stored. Mutation-
-/// checked: without `Pseudonymizer::recurrences` the surname reaches the provider.
+/// vault lives for one request (`ask --conversation` imports its stored vault into the same
+/// `Pseudonymizer`). Mutation-checked: without `Pseudonymizer::recurrences` the surname
+/// reaches the provider, and without the sanitizer's first pass so does the one in the
+/// history that comes before the turn naming her.
 #[test]
 fn a_value_masked_once_is_masked_wherever_it_recurs() {
     let w = World::new();
@@ -738,15 +722,13 @@ fn a_value_masked_once_is_masked_wherever_it_recurs() {
     let quiz = "Quiz:\nA. Jane Baker\nB. the fence\nC. the drive";
     let mut c = w.cmd();
     let server = Server::start(&mut c, &[]);
-    gateway_messages(
+    gateway_conversation(
         &server.url,
         &[("user", first), ("assistant", quiz), ("user", "Shorter please.")],
+        false,
     );
     // The history's reply before the turn that names her: masked too.
-    gateway_messages(
-        &server.url,
-        &[("assistant", quiz), ("user", first)],
-    );
+    gateway_conversation(&server.url, &[("assistant", quiz), ("user", first)], true);
     assert_eq!(w.received().len(), 2);
     w.assert_never_sent(&["Baker"]);
 }

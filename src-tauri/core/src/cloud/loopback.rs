@@ -368,27 +368,6 @@ async fn anthropic(state: State<Shared>, headers: HeaderMap, body: String) -> Re
         return json_error(400, "invalid_request_error", "max_tokens: Field required");
     }
     let model = req["model"].as_str().unwrap_or("").to_string();
-    // A reply that arrives a word every 100 ms for 5 s: what a user can pause mid-stream.
-    if model == "trickle" && req["stream"] == json!(true) {
-        let chunks = (0..50).map(|i| {
-            let c = json!({"choices": [{"index": 0, "delta": {"content": format!("w{i} ")}, "finish_reason": null}]});
-            format!("data: {c}\n\n")
-        });
-        let done = std::iter::once(
-            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-                .to_string(),
-        );
-        use futures::StreamExt as _;
-        let body = futures::stream::iter(chunks.chain(done)).then(|c| async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            Ok::<_, std::io::Error>(c)
-        });
-        return Response::builder()
-            .status(200)
-            .header("content-type", "text/event-stream")
-            .body(Body::from_stream(body))
-            .unwrap_or_else(|_| Response::new(Body::empty()));
-    }
     let (words, finish) = match plan(&model, &req, &state.flaky).await {
         Plan::Words(w, f) => (
             w,
