@@ -68,7 +68,12 @@ impl World {
 
     /// Runs and insists on success; (stdout, stderr).
     fn ok(&self, args: &[&str]) -> (String, String) {
-        let out = self.run(args);
+        self.ok_with(self.cmd(), args)
+    }
+
+    /// `ok` for a command of this world with something of its own (an environment variable).
+    fn ok_with(&self, mut cmd: Command, args: &[&str]) -> (String, String) {
+        let out = cmd.args(args).output().unwrap();
         assert!(
             out.status.success(),
             "tandem {args:?}: {}",
@@ -280,17 +285,18 @@ fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_ow
 #[test]
 fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() {
     let w = World::new();
-    let out = w
-        .cmd()
-        .env_remove("TANDEM_NER")
-        .args(["ask", "--agent", "lb", "--max-tokens", "8"])
-        .arg("Zak shouted at Scott during the picnic. Draft a short apology Zak can send him.")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let mut c = w.cmd();
+    c.env_remove("TANDEM_NER");
+    w.ok_with(
+        c,
+        &[
+            "ask",
+            "--agent",
+            "lb",
+            "--max-tokens",
+            "8",
+            "Zak shouted at Scott during the picnic. Draft a short apology Zak can send him.",
+        ],
     );
     let got = w.received();
     assert_eq!(got.len(), 1, "the task went to the cloud");
@@ -745,24 +751,12 @@ fn plain_http_never_goes_through_an_environment_proxy() {
         .local_addr()
         .unwrap();
     let proxy = format!("http://{closed}");
-    let out = w
-        .cmd()
-        .env("HTTP_PROXY", &proxy)
-        .env("http_proxy", &proxy)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("https_proxy")
-        .env_remove("ALL_PROXY")
-        .env_remove("all_proxy")
-        .env_remove("NO_PROXY")
-        .env_remove("no_proxy")
-        .args(["ask", "--agent", "lb", "--max-tokens", "8", "Explain rainbows."])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut c = w.cmd();
+    c.env("HTTP_PROXY", &proxy).env("http_proxy", &proxy);
+    for v in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"] {
+        c.env_remove(v);
+    }
+    w.ok_with(c, &["ask", "--agent", "lb", "--max-tokens", "8", "Explain rainbows."]);
     assert_eq!(w.received().len(), 1);
 }
 
