@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-pub use pseudonym::{Masked, Pseudonymizer, Restored, StreamRestore};
+pub use pseudonym::{LoadGuard, Masked, Pseudonymizer, Restored, StreamRestore};
 pub use redact::{
     apply, decide, decide_material, entity_spans, fragments, leaving_verdict, masks_entities,
     reads_personal, redact, redact_report, unknown_word_spans, Decided, Decision, Decisions,

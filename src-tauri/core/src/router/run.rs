@@ -488,6 +488,21 @@ impl Orchestrator {
         tx: &mpsc::Sender<RunEvent>,
         summary: &mut Summary,
     ) -> Result<(), RunError> {
+        self.run_local_with(task, opts, tx, summary, false).await
+    }
+
+    /// `run_local`; `cloud_instructed`: the local model follows text the cloud wrote while it
+    /// reads private material (cloud plans; completing a cloud draft), so what would load by
+    /// itself in its answer is defused (`LoadGuard`): a prompt-injected instruction could
+    /// otherwise have it write a private value into an image's address.
+    async fn run_local_with(
+        &self,
+        task: &Task,
+        opts: &RunOptions,
+        tx: &mpsc::Sender<RunEvent>,
+        summary: &mut Summary,
+        cloud_instructed: bool,
+    ) -> Result<(), RunError> {
         let Some(local) = &self.local else {
             return Err(RunError::NoLocal("start Tandem with a local model".into()));
         };
@@ -497,10 +512,16 @@ impl Orchestrator {
             .flatten()
         {
             let j = self.judged_local(task, opts, &shape, tx, summary).await?;
-            summary.text.push_str(&j.text);
-            send(tx, RunEvent::Text { text: j.text }).await;
+            let text = if cloud_instructed {
+                crate::sensitivity::LoadGuard::defuse(&j.text)
+            } else {
+                j.text
+            };
+            summary.text.push_str(&text);
+            send(tx, RunEvent::Text { text }).await;
             return Ok(());
         }
+        let mut guard = cloud_instructed.then(crate::sensitivity::LoadGuard::new);
         send(
             tx,
             RunEvent::Step {
@@ -522,10 +543,20 @@ impl Orchestrator {
         while let Some(ev) = stream.next().await {
             match ev? {
                 StreamEvent::Token { text } => {
-                    summary.text.push_str(&text);
-                    send(tx, RunEvent::Text { text }).await;
+                    let text = match guard.as_mut() {
+                        Some(g) => g.push(&text),
+                        None => text,
+                    };
+                    if !text.is_empty() {
+                        summary.text.push_str(&text);
+                        send(tx, RunEvent::Text { text }).await;
+                    }
                 }
                 StreamEvent::Done { metrics } => {
+                    if let Some(text) = guard.as_mut().map(|g| g.finish()).filter(|t| !t.is_empty()) {
+                        summary.text.push_str(&text);
+                        send(tx, RunEvent::Text { text }).await;
+                    }
                     self.account_local(local.as_ref(), opts, &metrics, clock, summary)
                         .await;
                     return Ok(());
@@ -796,7 +827,7 @@ impl Orchestrator {
             history: task.history.clone(),
             policy: task.policy,
         };
-        self.run_local(&combined, opts, tx, summary)
+        self.run_local_with(&combined, opts, tx, summary, true)
             .await
             .map_err(|e| StepError::Run(Box::new(e)))
     }
@@ -914,7 +945,10 @@ impl Orchestrator {
             self_check: false,
             ..opts.clone()
         };
-        if let Err(e) = self.run_local(&merge, &merge_opts, tx, summary).await {
+        if let Err(e) = self
+            .run_local_with(&merge, &merge_opts, tx, summary, true)
+            .await
+        {
             tracing::warn!(error = %e, "completing the answer on the device failed");
             summary.text = reply.clone();
             send(tx, RunEvent::Text { text: reply }).await;
