@@ -35,6 +35,21 @@ pub fn generate() -> Result<ApiKey, GatewayError> {
     token.map_err(|e| GatewayError::Token(e.to_string()))
 }
 
+/// Shortest token taken from the environment: one a local user could guess in a few tries
+/// would open the gateway (the generated one has 68 characters).
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// A token set in `TANDEM_GATEWAY_TOKEN`, if it is long enough to be one.
+fn env_token(v: &str) -> Result<ApiKey, GatewayError> {
+    let n = v.trim().chars().count();
+    if n < MIN_TOKEN_CHARS {
+        return Err(GatewayError::Token(format!(
+            "{TOKEN_ENV} holds {n} characters; a token needs at least {MIN_TOKEN_CHARS} (unset it to use the generated one)"
+        )));
+    }
+    ApiKey::new(v).map_err(|e| GatewayError::Token(e.to_string()))
+}
+
 /// The token the gateway accepts: `TANDEM_GATEWAY_TOKEN` when set, else the stored one, else a
 /// new one stored now. `rotate` replaces the stored token (the environment still wins).
 /// Blocking: the keychain may take a while to answer.
@@ -44,8 +59,7 @@ pub fn resolve(
 ) -> Result<(ApiKey, TokenSource), GatewayError> {
     if let Ok(v) = std::env::var(TOKEN_ENV) {
         if !v.trim().is_empty() {
-            let key = ApiKey::new(&v).map_err(|e| GatewayError::Token(e.to_string()))?;
-            return Ok((key, TokenSource::Env));
+            return Ok((env_token(&v)?, TokenSource::Env));
         }
     }
     let store = store.ok_or_else(|| {
@@ -74,6 +88,16 @@ pub fn resolve(
 mod tests {
     use super::*;
     use crate::secrets::MemoryStore;
+
+    #[test]
+    fn a_token_from_the_environment_must_be_long_enough() {
+        assert!(matches!(env_token("secret"), Err(GatewayError::Token(_))));
+        assert!(matches!(env_token("  0123456789abcde  "), Err(GatewayError::Token(_))));
+        assert_eq!(
+            env_token("tdm-0123456789ab").unwrap().expose(),
+            "tdm-0123456789ab"
+        );
+    }
 
     #[test]
     fn made_once_kept_then_rotated() {
