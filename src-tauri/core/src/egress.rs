@@ -700,15 +700,19 @@ impl Egress {
         let ledger = self.ledger.clone();
         // Pause stops a reply already streaming too: the connection is dropped within
         // `PAUSE_POLL` of the switch, and the reply ends with an error (a host then says so).
+        // One timer for the whole reply (not one per event: a reply that streams faster than
+        // the poll would never see it fire, and each event would pay a `stat`).
         let provider_name = agent.provider.clone();
-        let stream = futures::stream::unfold(Some(stream), move |state| {
+        let mut poll =
+            tokio::time::interval_at(tokio::time::Instant::now() + PAUSE_POLL, PAUSE_POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let stream = futures::stream::unfold(Some((stream, poll)), move |state| {
             let (switch, provider_name) = (switch.clone(), provider_name.clone());
             async move {
-                let mut s = state?;
-                let mut tick = tokio::time::interval(PAUSE_POLL);
+                let (mut s, mut tick) = state?;
                 loop {
                     tokio::select! {
-                        ev = s.next() => return ev.map(|e| (e, Some(s))),
+                        ev = s.next() => return ev.map(|e| (e, Some((s, tick)))),
                         _ = tick.tick() => {
                             if switch.is_paused() {
                                 let cut = CloudError::StreamCut {
