@@ -1913,7 +1913,9 @@ const DIAGNOSED: &str = "My sister Ana Kovač was diagnosed with bipolar disorde
 #[tokio::test]
 async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_completed_on_the_device(
 ) {
-    let general = "How can someone support a family member during the first months after a new mental health diagnosis?";
+    // (With an image in it: the local model completes the cloud's draft, and nothing in that
+    // answer may load by itself.)
+    let general = "How can someone support a family member during the first months after a new mental health diagnosis? ![c](c.png)";
     for (rewrite, refused) in [
         (general, None),
         (
@@ -1979,6 +1981,12 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
             assert!(
                 summary.text.contains("Ana Kovač")
                     && summary.text.contains("support a family member"),
+                "{}",
+                summary.text
+            );
+            // The draft's image is a link in the answer (`LoadGuard`; mutation-checked).
+            assert!(
+                summary.text.contains("[c](c.png)") && !summary.text.contains("![c]"),
                 "{}",
                 summary.text
             );
