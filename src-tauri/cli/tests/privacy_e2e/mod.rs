@@ -760,6 +760,76 @@ fn plain_http_never_goes_through_an_environment_proxy() {
     assert_eq!(w.received().len(), 1);
 }
 
+/// A client of `/v1/tandem/query` may narrow the gateway's policy, never widen it: under
+/// `serve --policy private` a request asking for `performance` still sends nothing that is not
+/// public. Mutation-checked: with the client's policy taken as asked, the masked request
+/// reaches the provider.
+#[test]
+fn a_gateway_client_cannot_widen_the_policy() {
+    let w = World::new();
+    let mut c = w.cmd();
+    let server = Server::start(&mut c, &["--policy", "private"]);
+    let script = r#"
+import json, os, sys, urllib.request
+body = json.dumps({"query": sys.argv[2], "policy": "performance"}).encode()
+req = urllib.request.Request(sys.argv[1] + "/tandem/query", data=body, headers={
+    "Authorization": "Bearer " + os.environ["TOKEN"], "Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=120) as r:
+    print(json.loads(r.read().decode())["route"])
+"#;
+    let prompt = "Write to jane.doe@posteo.de that the gateway ships on Thursday, in a friendly tone, with a detailed plan.";
+    let out = Command::new("python3")
+        .args(["-c", script, &server.url, prompt])
+        .env("TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "local");
+    assert!(w.received().is_empty(), "{:?}", w.received());
+}
+
+/// The gateway's token stays the gateway's: no provider may take the name of its keychain
+/// entry (it would be sent the token as its key), and a token set in the environment must be
+/// long enough not to be guessed.
+#[test]
+fn the_gateway_token_is_no_providers_key_and_no_short_word() {
+    let w = World::new();
+    let base = w.lb.base_url();
+    let out = w.run(&[
+        "cloud", "add", "tandem-gateway", "--wire", "openai", "--base-url", &base, "--model", "echo",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("secrets.reserved_name"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Refused at start: a server still running after 30 s took the short token.
+    let mut child = w
+        .cmd()
+        .env("TANDEM_GATEWAY_TOKEN", "letmein")
+        .args(["serve", "--port", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let running = child.try_wait().unwrap().is_none();
+    if running {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!running && !out.status.success(), "tandem serve took a 7-character token");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("at least 16"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn pause_is_one_switch_for_the_cli_and_a_running_gateway() {
     let w = World::new();
