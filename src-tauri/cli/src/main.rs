@@ -474,6 +474,7 @@ async fn run(cli: Cli) -> Result<()> {
                 logprobs: None,
                 choices: Vec::new(),
                 plain: false,
+                stop: Vec::new(),
             };
             ask_local(&settings, model_file, request, json).await
         }

@@ -372,6 +372,9 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
             .set_sampler_topn_logprobs(n),
     };
     builder = builder.set_sampler_max_len(req.max_tokens);
+    if !req.stop.is_empty() {
+        builder = builder.set_sampler_stop_toks(mistralrs::StopTokens::Seqs(req.stop.clone()));
+    }
     if !req.choices.is_empty() {
         let alternatives: Vec<String> = req.choices.iter().map(|c| regex::escape(c)).collect();
         builder = builder.set_constraint(mistralrs::Constraint::Regex(format!(

@@ -128,6 +128,10 @@ pub struct GenerateRequest {
     /// with blank lines; roles are not marked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plain: bool,
+    /// The generation ends where one of these strings is written (empty: at the model's end of
+    /// turn or `max_tokens`); the text may hold the string that stopped it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
 }
 
 impl GenerateRequest {
@@ -139,6 +143,7 @@ impl GenerateRequest {
             logprobs: None,
             choices: Vec::new(),
             plain: false,
+            stop: Vec::new(),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod complexity;
 mod keep;
+pub mod program;
 pub mod run;
 pub mod selfcheck;
 
@@ -688,9 +689,10 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
             .as_ref()
             .filter(|_| route != Route::Local && matches!(strategy, None | Some(Strategy::Mask)));
         if let Some(shape) = tried {
-            let when = match selfcheck::threshold(shape) {
-                Some(t) => format!("when its confidence is at least {t:.2}"),
-                None => "unless the cloud is expected to gain enough by answering it (estimated from the model's confidence and the kind of question) or the model is guessing".into(),
+            let when = match (selfcheck::threshold(shape), shape) {
+                (Some(t), _) => format!("when its confidence is at least {t:.2}"),
+                (None, selfcheck::Shape::Worked) => "when it reaches the same number twice, worked in words and as arithmetic".into(),
+                (None, _) => "unless the cloud is expected to gain enough by answering it (estimated from the model's confidence and the kind of question) or the model is guessing".into(),
             };
             reasons.insert(
                 1,

@@ -537,6 +537,7 @@ impl Orchestrator {
             logprobs: None,
             choices: Vec::new(),
             plain: false,
+            stop: Vec::new(),
         };
         let clock = LocalClock::start();
         let mut stream = local.generate(req)?;
@@ -553,7 +554,8 @@ impl Orchestrator {
                     }
                 }
                 StreamEvent::Done { metrics } => {
-                    if let Some(text) = guard.as_mut().map(|g| g.finish()).filter(|t| !t.is_empty()) {
+                    if let Some(text) = guard.as_mut().map(|g| g.finish()).filter(|t| !t.is_empty())
+                    {
                         summary.text.push_str(&text);
                         send(tx, RunEvent::Text { text }).await;
                     }
@@ -591,7 +593,31 @@ impl Orchestrator {
             super::selfcheck::request(shape, on_device_messages(task), opts.max_tokens.max(1));
         let (text, metrics) = self.local_whole(local.as_ref(), req, opts, summary).await?;
         tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
-        let j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
+        let mut j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
+        if matches!(shape, super::selfcheck::Shape::Worked) {
+            // Worked a second way, as a program: kept only when the two numbers agree.
+            let program = match super::selfcheck::program_request(shape, &on_device_messages(task))
+            {
+                Some(req) => {
+                    send(
+                        tx,
+                        RunEvent::Step {
+                            step: "check the answer as arithmetic".into(),
+                            place: "local".into(),
+                        },
+                    )
+                    .await;
+                    Some(
+                        self.local_whole(local.as_ref(), req, opts, summary)
+                            .await?
+                            .0,
+                    )
+                }
+                None => None,
+            };
+            tracing::debug!(?program, "local program");
+            j = j.confirmed_by(program.as_deref());
+        }
         summary.confidence = Some((j.confidence * 1000.0).round() / 1000.0);
         summary.keep = j.keep.map(|k| (k * 1000.0).round() / 1000.0);
         Ok(j)
@@ -806,6 +832,7 @@ impl Orchestrator {
                     logprobs: None,
                 choices: Vec::new(),
                 plain: false,
+                stop: Vec::new(),
                 };
                 let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
                 let out = out.trim();
@@ -873,6 +900,7 @@ impl Orchestrator {
             logprobs: None,
             choices: Vec::new(),
             plain: false,
+            stop: Vec::new(),
         };
         let (out, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
         let rewrite = rewritten(&out);
@@ -985,6 +1013,7 @@ impl Orchestrator {
             logprobs: None,
             choices: Vec::new(),
             plain: false,
+            stop: Vec::new(),
         };
         let (out, _) = local.generate(req).ok()?.collect_text().await.ok()?;
         Some(out)
@@ -1156,8 +1185,10 @@ impl Orchestrator {
                             s.to_string()
                         });
                         let strings: Vec<&str> = strings.iter().map(String::as_str).collect();
-                        let reaches =
-                            crate::sensitivity::pseudonym::call_reaches_out(&c.function.name, &strings);
+                        let reaches = crate::sensitivity::pseudonym::call_reaches_out(
+                            &c.function.name,
+                            &strings,
+                        );
                         c.function.arguments =
                             crate::egress::map_json_strings(&c.function.arguments, |s| {
                                 let r = if reaches {

@@ -87,6 +87,16 @@ const WORKED_SYSTEM: &str = "Solve the problem. Reason briefly, step by step, th
 /// token the small model adds after the fact costs the user ~0.1 s (measured: unprompted, the
 /// 1.5B model wrote 60–120 tokens to questions like "Where is Betelgeuse?").
 const FACT_SYSTEM: &str = "Answer the question directly, in one short sentence.";
+/// A worked problem asked a second way, as a program (Gao et al.'s program-aided form, read as
+/// plain text): the model writes the arithmetic, `program::answer` computes it without running
+/// anything, and the answer is kept only when this number and the one reasoned in words agree.
+/// Measured with the recommended model (Qwen2.5-Coder-1.5B, through llama.cpp with the same
+/// file) on dev GSM8K (`bench/gsm8k_agree.py`; figures in `bench/RESULTS.md`).
+const PROGRAM_PROMPT: &str = "Question: {question}\n\nWrite a short Python program that computes the answer, using only arithmetic, and stores the final number in a variable named `answer`.\n\n```python\n";
+/// Where the program ends: the code fence the model closes it with.
+const PROGRAM_END: &str = "```";
+/// Tokens the program gets (they are a few dozen lines with comments; measured 60-200 tokens).
+const PROGRAM_MAX_TOKENS: usize = 320;
 /// Tokens a short answer gets; a sentence is far shorter.
 const FACT_MAX_TOKENS: usize = 64;
 const CHOICE_SYSTEM: &str =
@@ -134,6 +144,7 @@ pub fn request(shape: &Shape, messages: Vec<ChatMessage>, max_tokens: usize) -> 
             _ => Vec::new(),
         },
         plain: false,
+        stop: Vec::new(),
     }
 }
 
@@ -160,6 +171,27 @@ fn plain_choice(letters: &[char], messages: &[ChatMessage]) -> Option<GenerateRe
         logprobs: Some(CHOICE_ALTERNATIVES),
         choices: letters.iter().map(|c| format!(" {c}")).collect(),
         plain: true,
+        stop: Vec::new(),
+    })
+}
+
+/// The second, program form of a worked problem that stands alone (one user message: a
+/// conversation's earlier turns only read right as a chat); `None` otherwise, and the words
+/// answer is then not kept.
+pub fn program_request(shape: &Shape, messages: &[ChatMessage]) -> Option<GenerateRequest> {
+    let (Shape::Worked, [only]) = (shape, messages) else {
+        return None;
+    };
+    (only.role == crate::cloud::Role::User).then(|| GenerateRequest {
+        messages: vec![ChatMessage::user(
+            PROGRAM_PROMPT.replace("{question}", only.content.trim()),
+        )],
+        max_tokens: PROGRAM_MAX_TOKENS,
+        temperature: None,
+        logprobs: None,
+        choices: Vec::new(),
+        plain: true,
+        stop: vec![PROGRAM_END.into()],
     })
 }
 
@@ -193,6 +225,34 @@ impl Judged {
         }
     }
 
+    /// A worked problem's answer in words, checked against the program the model wrote for
+    /// it (`None`: no program was written): kept when both reach the same number. The
+    /// confidence stays the words answer's token probability (reported, not decisive: it
+    /// told right from wrong at AUC 0.57-0.64 on dev GSM8K).
+    pub fn confirmed_by(mut self, program: Option<&str>) -> Self {
+        let words = final_number(&self.text);
+        let code = program.map(|p| p.split(PROGRAM_END).next().unwrap_or(""));
+        let computed = code.and_then(super::program::answer);
+        let agree = matches!((words, computed), (Some(a), Some(b)) if same_number(a, b));
+        self.keep = Some(if agree { 1.0 } else { -1.0 });
+        let show = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
+        self.why = if agree {
+            format!(
+                "two local solutions agree, in words and as arithmetic ({}); confidence {:.2}",
+                show(words),
+                self.confidence
+            )
+        } else {
+            format!(
+                "local solutions disagree (in words: {}; as arithmetic: {}); confidence {:.2}",
+                show(words),
+                show(computed),
+                self.confidence
+            )
+        };
+        self
+    }
+
     /// Whether the answer stays on the device.
     pub fn kept(&self) -> bool {
         self.keep.is_some_and(|k| k >= 0.0)
@@ -218,6 +278,47 @@ pub fn judge(shape: &Shape, prompt: &str, text: &str, tokens: &[TokenLogprob]) -
             geometric_mean(&tokens[..tokens.len().min(FACT_TOKENS)]),
         ),
     }
+}
+
+/// The final number of an answer worked in words: on its last "Answer" line, else the last
+/// number written ("$1,250.50" is 1250.5).
+fn final_number(text: &str) -> Option<f64> {
+    let last_number = |s: &str| -> Option<f64> {
+        let mut found = None;
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_digit() {
+                let start = i;
+                while i < b.len()
+                    && (b[i].is_ascii_digit()
+                        || ((b[i] == b',' || b[i] == b'.')
+                            && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
+                {
+                    i += 1;
+                }
+                let negative = start > 0 && b[start - 1] == b'-';
+                let v: f64 = s[start..i].replace(',', "").parse().ok()?;
+                found = Some(if negative { -v } else { v });
+            } else {
+                i += 1;
+            }
+        }
+        found
+    };
+    let lower = text.to_ascii_lowercase();
+    let line = lower
+        .lines()
+        .rev()
+        .find(|l| l.contains("answer") && l.chars().any(|c| c.is_ascii_digit()));
+    match line {
+        Some(l) => last_number(&l[l.rfind("answer").unwrap_or(0)..]),
+        None => last_number(text),
+    }
+}
+
+fn same_number(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
 }
 
 /// A short answer is judged on its first tokens (where it names the fact); later tokens are
@@ -356,7 +457,7 @@ fn letter_of(tok: &str) -> Option<char> {
 /// Whether a local answer of this shape is tried and may be kept (`threshold` or, for multiple
 /// choice, the gain rule of `keep.rs`).
 pub fn attempted(shape: &Shape) -> bool {
-    matches!(shape, Shape::Choice { .. }) || threshold(shape).is_some()
+    matches!(shape, Shape::Choice { .. } | Shape::Worked) || threshold(shape).is_some()
 }
 
 /// The confidence at or above which the local answer is kept, per shape; `None`: not by
@@ -374,8 +475,9 @@ pub fn attempted(shape: &Shape) -> bool {
 ///   accuracy is the same, 64-65%, but the answers kept are right more often, 58% -> 68%);
 /// - worked problems: every token-probability signal tried on 39 dev GSM8K problems separated
 ///   right from wrong at AUC 0.57-0.64 (the final number's probability, the whole reasoning's
-///   geometric mean, its lowest tokens), while an attempt costs ~43 s on this machine before
-///   the cloud could start: they go as planned, and only `tandem answer --local` reports it;
+///   geometric mean, its lowest tokens), so confidence decides nothing here: the answer is
+///   kept when the same number is reached a second way, as a program (`Judged::confirmed_by`;
+///   2026-12-06, figures in `bench/RESULTS.md`);
 /// - short facts: 0.80 on the 96 dev MMLU questions whose stem is a short question with a
 ///   short gold answer, asked without their options (2026-12-03; the model's one-sentence
 ///   answer counts as right when it contains the gold words): the model was right on 17%,
@@ -399,6 +501,54 @@ mod tests {
             p,
             top: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_worked_answer_is_kept_when_its_program_agrees() {
+        let worked = |text: &str| Judged::by_confidence(&Shape::Worked, text.into(), 0.62);
+        let text = "16 - 3 - 4 = 9 eggs are left.\n9 * $2 = $18.\nAnswer: $18";
+        let program = "eggs = 16 - 3 - 4\nanswer = eggs * 2\n```\nQuestion: next";
+        let j = worked(text).confirmed_by(Some(program));
+        assert!(j.kept(), "{}", j.why);
+        assert_eq!(j.text, text);
+        assert_eq!(j.confidence, 0.62);
+        assert!(j.why.starts_with("two local solutions agree"), "{}", j.why);
+        // A different number, a program that is not plain arithmetic, or none: not kept.
+        for program in [
+            Some("answer = 16 * 2"),
+            Some("for e in range(3):\n    answer = 18"),
+            None,
+        ] {
+            let j = worked(text).confirmed_by(program);
+            assert!(!j.kept(), "{program:?}");
+            assert!(j.why.starts_with("local solutions disagree"), "{}", j.why);
+        }
+        // No number in words: nothing to confirm.
+        assert!(!worked("I cannot tell.")
+            .confirmed_by(Some("answer = 18"))
+            .kept());
+        assert_eq!(
+            final_number("So it costs $1,250.50.\nAnswer: 1,250.50 dollars"),
+            Some(1250.5)
+        );
+        assert_eq!(final_number("Answer: -4.\nThat is all."), Some(-4.0));
+        assert_eq!(final_number("3 + 4 = 7 apples"), Some(7.0));
+        assert!(attempted(&Shape::Worked));
+    }
+
+    #[test]
+    fn only_a_worked_problem_standing_alone_is_asked_as_a_program() {
+        let one = vec![ChatMessage::user(
+            "Tom has 3 apples and buys 4. How many now?",
+        )];
+        let r = program_request(&Shape::Worked, &one).expect("a program request");
+        assert!(r.plain && r.stop == vec!["```".to_string()]);
+        let text = &r.messages[0].content;
+        assert!(text.starts_with("Question: Tom has 3 apples") && text.ends_with("```python\n"));
+        assert!(program_request(&Shape::Fact, &one).is_none());
+        let mut two = one.clone();
+        two.insert(0, ChatMessage::new(crate::cloud::Role::Assistant, "Hello"));
+        assert!(program_request(&Shape::Worked, &two).is_none());
     }
 
     #[test]

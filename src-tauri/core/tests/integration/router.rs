@@ -595,6 +595,74 @@ async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
     }
 }
 
+/// A worked problem the complexity guess sends away is first solved by a medium local model,
+/// in words and as a program; the answer is kept only when both reach the same number. The
+/// echo model's program is its prompt, not arithmetic: the two cannot agree, so the task
+/// escalates through the same sanitizer and door (the email stays masked), after two local
+/// generations, and says why.
+#[tokio::test]
+async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
+    let prompt = "My landlord anna.berg@posteo.de charges 1180 euros a month and raised it by 3 percent in March. How much rent do I pay over the 12 months if the raise applied for 10 of them?";
+    let lb = Loopback::start(KEY).await.unwrap();
+    let o = orchestrator_with(
+        &lb.base_url(),
+        Wire::Openai,
+        "echo",
+        None,
+        EchoEngine::sure(0.97),
+        LocalClass::Medium,
+    );
+    let task = Task {
+        prompt: prompt.into(),
+        ..Task::default()
+    };
+    let (summary, events) = run(&o, task, None).await;
+    let RunEvent::Plan { plan } = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert!(plan.local_attempt, "{:?}", plan.reasons);
+    assert!(
+        plan.reasons
+            .iter()
+            .any(|r| r.contains("worked in words and as arithmetic")),
+        "{:?}",
+        plan.reasons
+    );
+    let steps: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Step { step, place } if place == "local" => Some(step.as_str()),
+            _ => None,
+        })
+        .collect();
+    // The two local attempts come first (the rewrite for the cloud follows them).
+    assert_eq!(
+        steps[..2],
+        [
+            "answer and check its confidence",
+            "check the answer as arithmetic"
+        ]
+    );
+    // Sure of every token, yet not kept: confidence alone decides nothing for worked problems.
+    assert_eq!(summary.confidence, Some(0.97));
+    assert!(summary.escalated);
+    assert_eq!(summary.answered_by.as_deref(), Some("cloud"));
+    let notices = notices_of(&events);
+    assert!(
+        notices.iter().any(|n| n.starts_with(
+            "escalated: local solutions disagree (in words: 10; as arithmetic: none)"
+        )),
+        "{notices:?}"
+    );
+    let sent = lb.received();
+    assert_eq!(sent.len(), 1);
+    let body = sent[0].to_string();
+    assert!(
+        !body.contains("posteo") && body.contains("[EMAIL_1]"),
+        "{body}"
+    );
+}
+
 /// A document that marks itself confidential ("for internal use") is treated like a file from a
 /// sensitive folder, though no detector finds anything in its sentences: the plan says why, and
 /// through the real orchestrator nothing of it, nor its name, reaches the cloud.
@@ -747,7 +815,9 @@ async fn the_cloud_plans_and_the_local_model_reads_a_private_document() {
     // Mutation-checked: with `run_local` instead of `run_local_with(.., true)` the image stays.
     assert!(
         !summary.text.contains("![chart]")
-            && summary.text.contains("[chart](https://attacker.example/c.png)"),
+            && summary
+                .text
+                .contains("[chart](https://attacker.example/c.png)"),
         "{}",
         summary.text
     );
@@ -971,7 +1041,8 @@ async fn every_transmission_has_its_ledger_row_and_a_pause_stops_retries() {
     // (Counted in words, not seconds: the words keep coming 100 ms apart whatever the load.)
     assert!(words < 40, "{words} of 50 words arrived after Pause");
     assert!(
-        last.as_ref().is_some_and(|e| e.to_string().contains("Pause")),
+        last.as_ref()
+            .is_some_and(|e| e.to_string().contains("Pause")),
         "{last:?}"
     );
     let rows = rows_of(&ledger, "t-trickle").await;
