@@ -512,10 +512,11 @@ impl Orchestrator {
             .flatten()
         {
             let j = self.judged_local(task, opts, &shape, tx, summary).await?;
+            let text = j.local_only.unwrap_or(j.text);
             let text = if cloud_instructed {
-                crate::sensitivity::LoadGuard::defuse(&j.text)
+                crate::sensitivity::LoadGuard::defuse(&text)
             } else {
-                j.text
+                text
             };
             summary.text.push_str(&text);
             send(tx, RunEvent::Text { text }).await;

@@ -205,6 +205,10 @@ pub struct Judged {
     pub keep: Option<f64>,
     /// Why it is kept or not, for the user ("confidence 0.93 (at least 0.80)").
     pub why: String,
+    /// What to show instead of `text` where the local answer is the answer whatever its
+    /// verdict (nothing may leave: `--local`, policy private): a worked problem whose program
+    /// reached another number ends with that number, which was right more often (below).
+    pub local_only: Option<String>,
 }
 
 impl Judged {
@@ -222,6 +226,7 @@ impl Judged {
             confidence,
             keep: bar.map(|t| confidence - t),
             why,
+            local_only: None,
         }
     }
 
@@ -235,7 +240,18 @@ impl Judged {
         let computed = code.and_then(super::program::answer);
         let agree = matches!((words, computed), (Some(a), Some(b)) if same_number(a, b));
         self.keep = Some(if agree { 1.0 } else { -1.0 });
-        let show = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v}"));
+        let show = |v: Option<f64>| v.map_or("none".to_string(), shown);
+        // Where the two disagree the program's number was right far more often than the words'
+        // (13 vs 2 of 27 dev GSM8K rows, `bench/gsm8k_agree.py`): an answer that stays local
+        // ends with it, saying that the two differ.
+        if let (false, Some(b)) = (agree, computed) {
+            self.local_only = Some(format!(
+                "{}\n\nAnswer: {} (computed as arithmetic; the reasoning above reached {}, so check it)",
+                self.text,
+                shown(b),
+                show(words)
+            ));
+        }
         self.why = if agree {
             format!(
                 "two local solutions agree, in words and as arithmetic ({}); confidence {:.2}",
@@ -315,6 +331,15 @@ fn final_number(text: &str) -> Option<f64> {
         Some(l) => last_number(&l[l.rfind("answer").unwrap_or(0)..]),
         None => last_number(text),
     }
+}
+
+/// A number as a person writes it: 26, not 26.000000000000004; 0.75, not 0.7500000001.
+fn shown(v: f64) -> String {
+    let fixed = format!("{v:.6}");
+    fixed
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string()
 }
 
 fn same_number(a: f64, b: f64) -> bool {
@@ -433,6 +458,7 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
                 confidence,
                 keep: Some(gain.keep),
                 why,
+                local_only: None,
             }
         }
         None => Judged {
@@ -440,6 +466,7 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
             confidence: 0.0,
             keep: Some(-1.0),
             why: "the local model named no option".into(),
+            local_only: None,
         },
     }
 }
@@ -513,6 +540,18 @@ mod tests {
         assert_eq!(j.text, text);
         assert_eq!(j.confidence, 0.62);
         assert!(j.why.starts_with("two local solutions agree"), "{}", j.why);
+        assert_eq!(j.local_only, None);
+        // Another number: not kept; alone on the device, the answer ends with the program's.
+        let j = worked(text).confirmed_by(Some("answer = 16 * 2 / 3"));
+        assert!(!j.kept());
+        assert!(
+            j.local_only.as_deref().is_some_and(|t| t.starts_with(text)
+                && t.ends_with("Answer: 10.666667 (computed as arithmetic; the reasoning above reached 18, so check it)")),
+            "{:?}",
+            j.local_only
+        );
+        assert_eq!(shown(26.000000000000004), "26");
+        assert_eq!(shown(-0.5), "-0.5");
         // A different number, a program that is not plain arithmetic, or none: not kept.
         for program in [
             Some("answer = 16 * 2"),
