@@ -266,12 +266,11 @@ impl Parser<'_> {
                 self.eat(")").then_some(v)
             }
             Tok::Op(op) if op == "[" => {
-                let items = self.items("]")?;
-                Some(Value::List(items))
+                self.separated("]", |p| p.expr()?.number()).map(Value::List)
             }
             Tok::Name(name) if self.peek_op() == Some("(") => {
                 self.at += 1;
-                let args = self.args()?;
+                let args = self.separated(")", Parser::expr)?;
                 call(&name, args)
             }
             Tok::Name(name) => self.env.get(&name).copied().map(Value::Num),
@@ -279,32 +278,19 @@ impl Parser<'_> {
         }
     }
 
-    /// Numbers separated by commas up to `close` (consumed).
-    fn items(&mut self, close: &str) -> Option<Vec<f64>> {
+    /// Items separated by commas up to `close` (consumed), each read by `item`.
+    fn separated<T>(
+        &mut self,
+        close: &str,
+        item: impl Fn(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
         let mut out = Vec::new();
         if self.eat(close) {
             return Some(out);
         }
         loop {
-            out.push(self.expr()?.number()?);
+            out.push(item(self)?);
             if self.eat(close) {
-                return Some(out);
-            }
-            if !self.eat(",") {
-                return None;
-            }
-        }
-    }
-
-    /// A call's arguments up to its `)`: numbers, or one list.
-    fn args(&mut self) -> Option<Vec<Value>> {
-        let mut out = Vec::new();
-        if self.eat(")") {
-            return Some(out);
-        }
-        loop {
-            out.push(self.expr()?);
-            if self.eat(")") {
                 return Some(out);
             }
             if !self.eat(",") {

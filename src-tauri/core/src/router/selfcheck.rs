@@ -206,7 +206,7 @@ pub struct Judged {
     /// Why it is kept or not, for the user ("confidence 0.93 (at least 0.80)").
     pub why: String,
     /// What to show instead of `text` where the local answer is the answer whatever its
-    /// verdict (nothing may leave: `--local`, policy private): a worked problem whose program
+    /// verdict (`tandem answer --local`): a worked problem whose program
     /// reached another number ends with that number, which was right more often (below).
     pub local_only: Option<String>,
 }
