@@ -666,7 +666,11 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         && task.attachments.is_empty())
     .then(|| selfcheck::shape(&task.prompt))
     .flatten()
-    .filter(selfcheck::attempted);
+    .filter(selfcheck::attempted)
+    // A worked problem is kept only when its program agrees, and it is written as a program
+    // only standing alone (`selfcheck::program_request`): in a conversation the attempt could
+    // never be kept, only delay the cloud.
+    .filter(|s| *s != selfcheck::Shape::Worked || task.history.is_empty());
     // Rewriting on the device: a model of the medium class or above writes a request without
     // the person (a small one copies or garbles it). Only a prompt on its own (documents have
     // their own strategies), only when the router chose the cloud itself (an agent the user

@@ -616,6 +616,13 @@ async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
         prompt: prompt.into(),
         ..Task::default()
     };
+    // Within a conversation the problem is not written as a program, so no attempt is made.
+    let mut later = task.clone();
+    later.history = vec![
+        ChatMessage::user("I am planning my budget."),
+        ChatMessage::new(Role::Assistant, "Happy to help."),
+    ];
+    assert!(!router::plan(&scanner(), &later, &ctx(LocalClass::Medium)).local_attempt);
     let (summary, events) = run(&o, task, None).await;
     let RunEvent::Plan { plan } = &events[0] else {
         panic!("{events:?}")
