@@ -596,28 +596,36 @@ impl Orchestrator {
         tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
         let mut j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
         if matches!(shape, super::selfcheck::Shape::Worked) {
-            // Worked a second way, as a program: kept only when the two numbers agree.
-            let program = match super::selfcheck::program_request(shape, &on_device_messages(task))
+            // Worked again as a program, and where that disagrees with the words, as a second
+            // program written another way: kept when two of the three reach the same number.
+            let messages = on_device_messages(task);
+            let mut programs = Vec::new();
+            for (nth, step) in [
+                "check the answer as arithmetic",
+                "check it again as arithmetic, another way",
+            ]
+            .into_iter()
+            .enumerate()
             {
-                Some(req) => {
-                    send(
-                        tx,
-                        RunEvent::Step {
-                            step: "check the answer as arithmetic".into(),
-                            place: "local".into(),
-                        },
-                    )
-                    .await;
-                    Some(
-                        self.local_whole(local.as_ref(), req, opts, summary)
-                            .await?
-                            .0,
-                    )
+                if j.settled_by(&programs) {
+                    break;
                 }
-                None => None,
-            };
-            tracing::debug!(?program, "local program");
-            j = j.confirmed_by(program.as_deref());
+                let Some(req) = super::selfcheck::program_request(shape, &messages, nth) else {
+                    break;
+                };
+                send(
+                    tx,
+                    RunEvent::Step {
+                        step: step.into(),
+                        place: "local".into(),
+                    },
+                )
+                .await;
+                let (program, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
+                tracing::debug!(nth, %program, "local program");
+                programs.push(program);
+            }
+            j = j.confirmed_by(&programs);
         }
         summary.confidence = Some((j.confidence * 1000.0).round() / 1000.0);
         summary.keep = j.keep.map(|k| (k * 1000.0).round() / 1000.0);

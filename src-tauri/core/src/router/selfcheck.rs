@@ -92,7 +92,14 @@ const FACT_SYSTEM: &str = "Answer the question directly, in one short sentence."
 /// anything, and the answer is kept only when this number and the one reasoned in words agree.
 /// Measured with the recommended model (Qwen2.5-Coder-1.5B, through llama.cpp with the same
 /// file) on dev GSM8K (`bench/gsm8k_agree.py`; figures in `bench/RESULTS.md`).
-const PROGRAM_PROMPT: &str = "Question: {question}\n\nWrite a short Python program that computes the answer, using only arithmetic, and stores the final number in a variable named `answer`.\n\n```python\n";
+/// The two program prompts: the second, asked only when the words and the first program
+/// disagree, names every given number first, so that it is a third, different solution (it
+/// was right less often alone, 48% vs 66%, but two of the three agreeing was right on 84% of
+/// the problems kept: `bench/RESULTS.md`).
+const PROGRAM_PROMPTS: [&str; 2] = [
+    "Question: {question}\n\nWrite a short Python program that computes the answer, using only arithmetic, and stores the final number in a variable named `answer`.\n\n```python\n",
+    "Question: {question}\n\nAnswer the question with a Python program. First assign each number given in the question to a variable with a descriptive name, then compute the result step by step and assign it to `answer`.\n\n```python\n",
+];
 /// Where the program ends: the code fence the model closes it with.
 const PROGRAM_END: &str = "```";
 /// Tokens the program gets (they are a few dozen lines with comments; measured 60-200 tokens).
@@ -178,13 +185,17 @@ fn plain_choice(letters: &[char], messages: &[ChatMessage]) -> Option<GenerateRe
 /// The second, program form of a worked problem that stands alone (one user message: a
 /// conversation's earlier turns only read right as a chat); `None` otherwise, and the words
 /// answer is then not kept.
-pub fn program_request(shape: &Shape, messages: &[ChatMessage]) -> Option<GenerateRequest> {
-    let (Shape::Worked, [only]) = (shape, messages) else {
+pub fn program_request(
+    shape: &Shape,
+    messages: &[ChatMessage],
+    nth: usize,
+) -> Option<GenerateRequest> {
+    let (Shape::Worked, [only], Some(prompt)) = (shape, messages, PROGRAM_PROMPTS.get(nth)) else {
         return None;
     };
     (only.role == crate::cloud::Role::User).then(|| GenerateRequest {
         messages: vec![ChatMessage::user(
-            PROGRAM_PROMPT.replace("{question}", only.content.trim()),
+            prompt.replace("{question}", only.content.trim()),
         )],
         max_tokens: PROGRAM_MAX_TOKENS,
         temperature: None,
@@ -230,43 +241,70 @@ impl Judged {
         }
     }
 
-    /// A worked problem's answer in words, checked against the program the model wrote for
-    /// it (`None`: no program was written): kept when both reach the same number. The
+    /// A worked problem's answer in words, checked against the programs the model wrote for
+    /// it (none: it wrote none): kept when two of the solutions reach the same number. The
     /// confidence stays the words answer's token probability (reported, not decisive: it
     /// told right from wrong at AUC 0.57-0.64 on dev GSM8K).
-    pub fn confirmed_by(mut self, program: Option<&str>) -> Self {
+    pub fn confirmed_by(mut self, programs: &[String]) -> Self {
         let words = final_number(&self.text);
-        let code = program.map(|p| p.split(PROGRAM_END).next().unwrap_or(""));
-        let computed = code.and_then(super::program::answer);
-        let agree = matches!((words, computed), (Some(a), Some(b)) if same_number(a, b));
-        self.keep = Some(if agree { 1.0 } else { -1.0 });
+        let computed: Vec<Option<f64>> = programs
+            .iter()
+            .map(|p| super::program::answer(p.split(PROGRAM_END).next().unwrap_or("")))
+            .collect();
+        let agree = |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if same_number(a, b));
         let show = |v: Option<f64>| v.map_or("none".to_string(), shown);
-        // Where the two disagree the program's number was right far more often than the words'
-        // (13 vs 2 of 27 dev GSM8K rows, `bench/gsm8k_agree.py`): an answer that stays local
-        // ends with it, saying that the two differ.
-        if let (false, Some(b)) = (agree, computed) {
-            self.local_only = Some(format!(
-                "{}\n\nAnswer: {} (computed as arithmetic; the reasoning above reached {}, so check it)",
-                self.text,
-                shown(b),
-                show(words)
-            ));
-        }
-        self.why = if agree {
+        let arithmetic = computed.iter().map(|&c| show(c)).collect::<Vec<_>>().join(", ");
+        let by_words = computed.iter().any(|&c| agree(words, c));
+        let by_programs = computed
+            .iter()
+            .enumerate()
+            .find_map(|(i, &a)| computed[i + 1..].iter().any(|&b| agree(a, b)).then_some(a))
+            .flatten();
+        // The number the answer ends with where the words are not confirmed: the programs'
+        // when they agree, else the first program's, which was right far more often than the
+        // words' where the two disagreed (13 vs 2 of 27 dev GSM8K rows).
+        let ending = by_programs.or_else(|| computed.iter().flatten().next().copied());
+        let ended = |v: f64, how: &str| {
             format!(
+                "{}\n\nAnswer: {} ({how}; the reasoning above reached {}, so check it)",
+                self.text,
+                shown(v),
+                show(words)
+            )
+        };
+        if by_words {
+            self.keep = Some(1.0);
+            self.why = format!(
                 "two local solutions agree, in words and as arithmetic ({}); confidence {:.2}",
                 show(words),
                 self.confidence
-            )
-        } else {
-            format!(
-                "local solutions disagree (in words: {}; as arithmetic: {}); confidence {:.2}",
+            );
+        } else if let Some(v) = by_programs {
+            // Kept, with the number the two programs reached shown as the answer.
+            self.keep = Some(1.0);
+            self.text = ended(v, "computed as arithmetic twice");
+            self.why = format!(
+                "two local solutions agree, both as arithmetic ({}; in words: {}); confidence {:.2}",
+                shown(v),
                 show(words),
-                show(computed),
                 self.confidence
-            )
-        };
+            );
+        } else {
+            self.keep = Some(-1.0);
+            self.local_only = ending.map(|v| ended(v, "computed as arithmetic"));
+            self.why = format!(
+                "local solutions disagree (in words: {}; as arithmetic: {arithmetic}); confidence {:.2}",
+                show(words),
+                self.confidence
+            );
+        }
         self
+    }
+
+    /// Whether a worked answer is settled by `programs` (its words agree with one of them):
+    /// no further program is worth writing.
+    pub fn settled_by(&self, programs: &[String]) -> bool {
+        self.clone().confirmed_by(programs).kept()
     }
 
     /// Whether the answer stays on the device.
@@ -503,8 +541,8 @@ pub fn attempted(shape: &Shape) -> bool {
 /// - worked problems: every token-probability signal tried on 39 dev GSM8K problems separated
 ///   right from wrong at AUC 0.57-0.64 (the final number's probability, the whole reasoning's
 ///   geometric mean, its lowest tokens), so confidence decides nothing here: the answer is
-///   kept when the same number is reached a second way, as a program (`Judged::confirmed_by`;
-///   2026-12-06, figures in `bench/RESULTS.md`);
+///   kept when two of three solutions reach the same number: in words, and as one or two
+///   programs (`Judged::confirmed_by`; 2026-12-06, figures in `bench/RESULTS.md`);
 /// - short facts: 0.80 on the 96 dev MMLU questions whose stem is a short question with a
 ///   short gold answer, asked without their options (2026-12-03; the model's one-sentence
 ///   answer counts as right when it contains the gold words): the model was right on 17%,
@@ -531,18 +569,24 @@ mod tests {
     }
 
     #[test]
-    fn a_worked_answer_is_kept_when_its_program_agrees() {
+    fn a_worked_answer_is_kept_when_two_of_its_solutions_agree() {
         let worked = |text: &str| Judged::by_confidence(&Shape::Worked, text.into(), 0.62);
+        let progs = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let text = "16 - 3 - 4 = 9 eggs are left.\n9 * $2 = $18.\nAnswer: $18";
-        let program = "eggs = 16 - 3 - 4\nanswer = eggs * 2\n```\nQuestion: next";
-        let j = worked(text).confirmed_by(Some(program));
+        let agreeing = "eggs = 16 - 3 - 4\nanswer = eggs * 2\n```\nQuestion: next";
+        let j = worked(text).confirmed_by(&progs(&[agreeing]));
         assert!(j.kept(), "{}", j.why);
+        assert!(worked(text).settled_by(&progs(&[agreeing])));
         assert_eq!(j.text, text);
         assert_eq!(j.confidence, 0.62);
-        assert!(j.why.starts_with("two local solutions agree"), "{}", j.why);
+        assert!(j.why.starts_with("two local solutions agree, in words"), "{}", j.why);
         assert_eq!(j.local_only, None);
-        // Another number: not kept; alone on the device, the answer ends with the program's.
-        let j = worked(text).confirmed_by(Some("answer = 16 * 2 / 3"));
+        // Words and the second program agree: kept as well.
+        let other = "answer = 16 * 2 / 3";
+        assert!(worked(text).confirmed_by(&progs(&[other, agreeing])).kept());
+        // Another number: not settled; alone on the device, the answer ends with the program's.
+        assert!(!worked(text).settled_by(&progs(&[other])));
+        let j = worked(text).confirmed_by(&progs(&[other]));
         assert!(!j.kept());
         assert!(
             j.local_only.as_deref().is_some_and(|t| t.starts_with(text)
@@ -550,21 +594,30 @@ mod tests {
             "{:?}",
             j.local_only
         );
+        // The two programs agree against the words: kept, ending with their number.
+        let j = worked(text).confirmed_by(&progs(&[other, "a = 32\nanswer = a / 3"]));
+        assert!(j.kept(), "{}", j.why);
+        assert!(
+            j.text.starts_with(text) && j.text.ends_with("Answer: 10.666667 (computed as arithmetic twice; the reasoning above reached 18, so check it)"),
+            "{}",
+            j.text
+        );
+        assert!(j.why.starts_with("two local solutions agree, both as arithmetic (10.666667; in words: 18)"), "{}", j.why);
         assert_eq!(shown(26.000000000000004), "26");
         assert_eq!(shown(-0.5), "-0.5");
-        // A different number, a program that is not plain arithmetic, or none: not kept.
-        for program in [
-            Some("answer = 16 * 2"),
-            Some("for e in range(3):\n    answer = 18"),
-            None,
+        // Three different numbers, programs that are not plain arithmetic, or none: not kept.
+        for programs in [
+            progs(&["answer = 16 * 2", "answer = 17"]),
+            progs(&["for e in range(3):\n    answer = 18", "if True:\n    answer = 18"]),
+            progs(&[]),
         ] {
-            let j = worked(text).confirmed_by(program);
-            assert!(!j.kept(), "{program:?}");
+            let j = worked(text).confirmed_by(&programs);
+            assert!(!j.kept(), "{programs:?}");
             assert!(j.why.starts_with("local solutions disagree"), "{}", j.why);
         }
-        // No number in words: nothing to confirm.
+        // No number in words, one program: nothing to confirm.
         assert!(!worked("I cannot tell.")
-            .confirmed_by(Some("answer = 18"))
+            .confirmed_by(&progs(&["answer = 18"]))
             .kept());
         assert_eq!(
             final_number("So it costs $1,250.50.\nAnswer: 1,250.50 dollars"),
@@ -580,14 +633,21 @@ mod tests {
         let one = vec![ChatMessage::user(
             "Tom has 3 apples and buys 4. How many now?",
         )];
-        let r = program_request(&Shape::Worked, &one).expect("a program request");
-        assert!(r.plain && r.stop == vec!["```".to_string()]);
-        let text = &r.messages[0].content;
-        assert!(text.starts_with("Question: Tom has 3 apples") && text.ends_with("```python\n"));
-        assert!(program_request(&Shape::Fact, &one).is_none());
+        for nth in 0..2 {
+            let r = program_request(&Shape::Worked, &one, nth).expect("a program request");
+            assert!(r.plain && r.stop == vec!["```".to_string()]);
+            let text = &r.messages[0].content;
+            assert!(text.starts_with("Question: Tom has 3 apples") && text.ends_with("```python\n"));
+        }
+        assert_ne!(
+            program_request(&Shape::Worked, &one, 0),
+            program_request(&Shape::Worked, &one, 1)
+        );
+        assert!(program_request(&Shape::Worked, &one, 2).is_none());
+        assert!(program_request(&Shape::Fact, &one, 0).is_none());
         let mut two = one.clone();
         two.insert(0, ChatMessage::new(crate::cloud::Role::Assistant, "Hello"));
-        assert!(program_request(&Shape::Worked, &two).is_none());
+        assert!(program_request(&Shape::Worked, &two, 0).is_none());
     }
 
     #[test]

@@ -596,10 +596,10 @@ async fn a_sure_local_model_keeps_its_answer_and_an_unsure_one_escalates() {
 }
 
 /// A worked problem the complexity guess sends away is first solved by a medium local model,
-/// in words and as a program; the answer is kept only when both reach the same number. The
-/// echo model's program is its prompt, not arithmetic: the two cannot agree, so the task
-/// escalates through the same sanitizer and door (the email stays masked), after two local
-/// generations, and says why.
+/// in words and as a program (and, where they disagree, as a second program); the answer is
+/// kept only when two of them reach the same number. The echo model's programs are its
+/// prompts, not arithmetic: nothing agrees, so the task escalates through the same sanitizer
+/// and door (the email stays masked), after three local generations, and says why.
 #[tokio::test]
 async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
     let prompt = "My landlord anna.berg@posteo.de charges 1180 euros a month and raised it by 3 percent in March. How much rent do I pay over the 12 months if the raise applied for 10 of them?";
@@ -642,12 +642,13 @@ async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
             _ => None,
         })
         .collect();
-    // The two local attempts come first (the rewrite for the cloud follows them).
+    // The three local attempts come first (the rewrite for the cloud follows them).
     assert_eq!(
-        steps[..2],
+        steps[..3],
         [
             "answer and check its confidence",
-            "check the answer as arithmetic"
+            "check the answer as arithmetic",
+            "check it again as arithmetic, another way"
         ]
     );
     // Sure of every token, yet not kept: confidence alone decides nothing for worked problems.
@@ -657,7 +658,7 @@ async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
     let notices = notices_of(&events);
     assert!(
         notices.iter().any(|n| n.starts_with(
-            "escalated: local solutions disagree (in words: 10; as arithmetic: none)"
+            "escalated: local solutions disagree (in words: 10; as arithmetic: none, none)"
         )),
         "{notices:?}"
     );
