@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Issue 20 routing study: does agreement between two local solutions of a worked problem tell
 when the local answer is right? For each dev GSM8K row (first N by id hash) the recommended model
-(through llama-server, same GGUF) solves the problem twice: in words as Tandem asks it (chat turn,
-`selfcheck::WORKED_SYSTEM`, greedy) and as a program (plain text, the reply begun with a code
-fence, greedy; the program's arithmetic evaluated by a restricted evaluator). One JSON line a row.
+(through llama-server, same GGUF) solves the problem in words as Tandem asks it (chat turn,
+`selfcheck::WORKED_SYSTEM`, greedy) and as two programs written two ways (plain text, the reply
+begun with a code fence, greedy; the programs' arithmetic evaluated by a restricted evaluator).
+Reports agreement of the words and the first program, and two of the three. One JSON line a row.
 Usage: llama-server -m QWEN_1.5B.gguf -t 2 --port 8099 & python3 bench/gsm8k_agree.py N OUT.jsonl
        python3 bench/gsm8k_agree.py --report OUT.jsonl"""
 import ast, hashlib, json, math, operator, os, re, sys, time, urllib.request
@@ -13,6 +14,10 @@ WORKED_SYSTEM = ('Solve the problem. Reason briefly, step by step, then write th
                  'its own last line as "Answer: <number>".')
 POT = ("Question: {q}\n\nWrite a short Python program that computes the answer, using only "
        "arithmetic, and stores the final number in a variable named `answer`.\n\n```python\n")
+# The second program (Tandem asks for it only where the words and the first program disagree).
+POT2 = ("Question: {q}\n\nAnswer the question with a Python program. First assign each number given "
+        "in the question to a variable with a descriptive name, then compute the result step by "
+        "step and assign it to `answer`.\n\n```python\n")
 
 
 def post(path, body):
@@ -125,6 +130,8 @@ def run(n, out_path):
                                  "stop": ["```"], "cache_prompt": True})
         code = p["content"]
         tp = time.time() - t
+        p2 = post("/completion", {"prompt": POT2.format(q=q), "n_predict": 320, "temperature": 0,
+                                  "stop": ["```"], "cache_prompt": True})
         last = [l for l in words.strip().splitlines() if l.strip()]
         a_words = number(last[-1]) if last else None
         a_prog = evaluate(code)
@@ -133,7 +140,8 @@ def run(n, out_path):
                               "words": a_words, "program": a_prog,
                               "words_ok": same(a_words, gold), "program_ok": same(a_prog, gold),
                               "agree": same(a_words, a_prog), "s_words": round(tw, 1),
-                              "s_program": round(tp, 1), "text": words, "code": code}) + "\n")
+                              "s_program": round(tp, 1), "text": words, "code": code,
+                              "code2": p2["content"]}) + "\n")
         out.flush()
 
 
@@ -156,6 +164,21 @@ def report(path):
     routed = sum(r["words_ok"] if r["agree"] else r["strong_ok"] for r in rows) / n
     gap = strong - local
     print(f"routed {routed:.3f} at {(n-len(ag))/n:.2f} sent; PGR {(routed-local)/gap if gap else float('nan'):.2f}")
+    # Two of three: the words, the first program and (where those disagree) the second.
+    kept = right = 0
+    score = 0.0
+    for r in rows:
+        a2 = evaluate(r.get("code2", ""))
+        w, a1 = r["words"], r["program"]
+        v = a1 if (same(w, a1) or same(a1, a2)) else (a2 if same(w, a2) else None)
+        if v is None:
+            score += r["strong_ok"]
+        else:
+            kept += 1
+            right += same(v, r["gold"])
+            score += same(v, r["gold"])
+    print(f"two of three agree {kept}/{n}, right {right}/{kept}; routed {score/n:.3f} at "
+          f"{(n-kept)/n:.2f} sent; PGR {(score/n-local)/gap if gap else float('nan'):.2f}")
     print(f"seconds a row: words {sum(r['s_words'] for r in rows)/n:.1f}, program {sum(r['s_program'] for r in rows)/n:.1f}")
 
 
