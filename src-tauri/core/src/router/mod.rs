@@ -695,7 +695,7 @@ pub fn plan(scanner: &Scanner, task: &Task, ctx: &Context) -> Plan {
         if let Some(shape) = tried {
             let when = match (selfcheck::threshold(shape), shape) {
                 (Some(t), _) => format!("when its confidence is at least {t:.2}"),
-                (None, selfcheck::Shape::Worked) => "when it reaches the same number twice, worked in words and as arithmetic".into(),
+                (None, selfcheck::Shape::Worked) => "when two of its solutions, worked in words and as arithmetic, reach the same number".into(),
                 (None, _) => "unless the cloud is expected to gain enough by answering it (estimated from the model's confidence and the kind of question) or the model is guessing".into(),
             };
             reasons.insert(
