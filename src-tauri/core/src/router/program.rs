@@ -210,26 +210,25 @@ impl Parser<'_> {
 
     /// Sums and differences.
     fn expr(&mut self) -> Option<Value> {
-        let mut v = self.term()?;
-        while let Some(op) = self.peek_op().filter(|o| matches!(*o, "+" | "-")) {
-            let op = op.to_string();
-            self.at += 1;
-            let r = self.term()?.number()?;
-            v = Value::Num(binary(&op, v.number()?, r)?);
-        }
-        Some(v)
+        self.left_to_right(&["+", "-"], Self::term)
     }
 
     /// Products, quotients and remainders.
     fn term(&mut self) -> Option<Value> {
-        let mut v = self.unary()?;
-        while let Some(op) = self
-            .peek_op()
-            .filter(|o| matches!(*o, "*" | "/" | "//" | "%"))
-        {
+        self.left_to_right(&["*", "/", "//", "%"], Self::unary)
+    }
+
+    /// Operands read by `operand`, joined by any of `ops` from left to right.
+    fn left_to_right(
+        &mut self,
+        ops: &[&str],
+        operand: fn(&mut Self) -> Option<Value>,
+    ) -> Option<Value> {
+        let mut v = operand(self)?;
+        while let Some(op) = self.peek_op().filter(|o| ops.contains(o)) {
             let op = op.to_string();
             self.at += 1;
-            let r = self.unary()?.number()?;
+            let r = operand(self)?.number()?;
             v = Value::Num(binary(&op, v.number()?, r)?);
         }
         Some(v)
