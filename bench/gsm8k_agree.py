@@ -103,6 +103,13 @@ def evaluate(code):
     return float(v) if isinstance(v, (int, float)) else None
 
 
+def admits_below_zero(q):
+    """As `selfcheck::admits_below_zero`: the question writes a negative number or speaks of one."""
+    q = q.lower()
+    return (re.search(r"(?<![^\W_])[-\u2212]\d", q) is not None
+            or any(w in q for w in ("negative", "below zero", "minus")))
+
+
 def same(a, b):
     return a is not None and b is not None and abs(a - b) < 1e-6 * max(1, abs(b))
 
@@ -124,6 +131,7 @@ def run(n, out_path):
                                                        {"role": "user", "content": q}],
                                           "max_tokens": 384, "temperature": 0})
         words = c["choices"][0]["message"]["content"]
+        cut = c["choices"][0].get("finish_reason") == "length"
         tw = time.time() - t
         t = time.time()
         p = post("/completion", {"prompt": POT.format(q=q), "n_predict": 256, "temperature": 0,
@@ -139,7 +147,8 @@ def run(n, out_path):
         out.write(json.dumps({"id": r["id"], "gold": gold, "strong_ok": r["strong_ok"],
                               "words": a_words, "program": a_prog,
                               "words_ok": same(a_words, gold), "program_ok": same(a_prog, gold),
-                              "agree": same(a_words, a_prog), "s_words": round(tw, 1),
+                              "agree": same(a_words, a_prog), "words_cut": cut,
+                              "s_words": round(tw, 1),
                               "s_program": round(tp, 1), "text": words, "code": code,
                               "code2": p2["content"]}) + "\n")
         out.flush()
@@ -164,21 +173,41 @@ def report(path):
     routed = sum(r["words_ok"] if r["agree"] else r["strong_ok"] for r in rows) / n
     gap = strong - local
     print(f"routed {routed:.3f} at {(n-len(ag))/n:.2f} sent; PGR {(routed-local)/gap if gap else float('nan'):.2f}")
-    # Two of three: the words, the first program and (where those disagree) the second.
-    kept = right = 0
-    score = 0.0
-    for r in rows:
-        a2 = evaluate(r.get("code2", ""))
-        w, a1 = r["words"], r["program"]
-        v = a1 if (same(w, a1) or same(a1, a2)) else (a2 if same(w, a2) else None)
-        if v is None:
-            score += r["strong_ok"]
-        else:
-            kept += 1
-            right += same(v, r["gold"])
-            score += same(v, r["gold"])
-    print(f"two of three agree {kept}/{n}, right {right}/{kept}; routed {score/n:.3f} at "
-          f"{(n-kept)/n:.2f} sent; PGR {(score/n-local)/gap if gap else float('nan'):.2f}")
+    # Two of three: the words, the first program and (where those disagree) the second. As
+    # shipped (2026-12-06, twenty-sixth session), a solution cut off at the length limit or
+    # below zero where the question allows no such result reaches no number; "before" counts
+    # every number.
+    questions = {}
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "eval", "dev", "routing_gsm8k.jsonl")
+    for l in open(data):
+        d = json.loads(l)
+        questions[d["id"]] = d["question"]
+    for rules in (False, True):
+        kept = right = dropped = 0
+        score = 0.0
+        for r in rows:
+            a2 = evaluate(r.get("code2", ""))
+            w, a1 = r["words"], r["program"]
+            if rules:
+                admits = admits_below_zero(questions[r["id"]])
+                plausible = lambda v: v if v is None or admits or v >= 0 else None
+                w0 = (w, a1, a2)
+                w = None if r.get("words_cut") else plausible(w)
+                a1, a2 = plausible(a1), plausible(a2)
+                dropped += (w, a1, a2) != w0
+            v = a1 if (same(w, a1) or same(a1, a2)) else (a2 if same(w, a2) else None)
+            if v is None:
+                score += r["strong_ok"]
+            else:
+                kept += 1
+                right += same(v, r["gold"])
+                score += same(v, r["gold"])
+        print(f"two of three agree{' (as shipped)' if rules else ' (before)'} {kept}/{n}, right {right}/{kept}; "
+              f"routed {score/n:.3f} at {(n-kept)/n:.2f} sent; PGR {(score/n-local)/gap if gap else float('nan'):.2f}"
+              + (f"; rows with a solution cut off or below zero: {dropped}" if rules else ""))
+        if rules:
+            print(f"words cut off: {sum(bool(r.get('words_cut')) for r in rows)} of {n} "
+                  f"(recorded for {sum('words_cut' in r for r in rows)})")
     print(f"seconds a row: words {sum(r['s_words'] for r in rows)/n:.1f}, program {sum(r['s_program'] for r in rows)/n:.1f}")
 
 

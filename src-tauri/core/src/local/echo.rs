@@ -55,7 +55,8 @@ impl LocalEngine for EchoEngine {
             Some(c) => vec![c.clone()],
             None => text.split_inclusive(' ').map(String::from).collect(),
         };
-        let n = words.len().min(request.max_tokens.max(1));
+        let total = words.len();
+        let n = total.min(request.max_tokens.max(1));
         let (tx, rx) = tokio::sync::mpsc::channel(n + 1);
         let rest = (1.0 - self.sure) / (request.choices.len().max(2) - 1) as f32;
         let logprobs = match request.logprobs {
@@ -83,7 +84,13 @@ impl LocalEngine for EchoEngine {
             decode_tok_per_s: 0.0,
             wall_ms: 0.0,
             cpu_ms: None,
-            finish_reason: "stop".into(),
+            // Honest about the limit, as a real engine is: cut short, it says so.
+            finish_reason: if n < total {
+                super::FINISHED_AT_LENGTH
+            } else {
+                "stop"
+            }
+            .into(),
             logprobs,
         };
         let _ = tx.try_send(Ok(StreamEvent::Done { metrics }));

@@ -6,6 +6,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+/// The finish reason of a generation that stopped at its token limit (OpenAI's word, which
+/// mistral.rs reports too); "stop" is a natural end or a stop sequence.
+pub const FINISHED_AT_LENGTH: &str = "length";
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, ts_rs::TS)]
 pub struct GenerationMetrics {
     pub prompt_tokens: usize,

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-pub use metrics::{GenerationMetrics, TokenLogprob};
+pub use metrics::{GenerationMetrics, TokenLogprob, FINISHED_AT_LENGTH};
 pub use mistral::{EngineOptions, MistralEngine};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]

@@ -596,6 +596,9 @@ impl Orchestrator {
         tracing::debug!(?shape, logprobs = ?metrics.logprobs, "local attempt");
         let mut j = super::selfcheck::judge(shape, &task.prompt, &text, &metrics.logprobs);
         if matches!(shape, super::selfcheck::Shape::Worked) {
+            if metrics.finish_reason == crate::local::FINISHED_AT_LENGTH {
+                j = j.cut_off();
+            }
             // Worked again as a program, and where that disagrees with the words, as a second
             // program written another way: kept when two of the three reach the same number.
             let messages = on_device_messages(task);
@@ -621,9 +624,14 @@ impl Orchestrator {
                     },
                 )
                 .await;
-                let (program, _) = self.local_whole(local.as_ref(), req, opts, summary).await?;
-                tracing::debug!(nth, %program, "local program");
-                programs.push(program);
+                let (program, m) = self.local_whole(local.as_ref(), req, opts, summary).await?;
+                tracing::debug!(nth, %program, finish = %m.finish_reason, "local program");
+                // A program cut off at the token limit computes nothing worth comparing.
+                programs.push(if m.finish_reason == crate::local::FINISHED_AT_LENGTH {
+                    String::new()
+                } else {
+                    program
+                });
             }
             j = j.confirmed_by(&programs);
         }

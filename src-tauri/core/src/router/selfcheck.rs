@@ -220,6 +220,12 @@ pub struct Judged {
     /// verdict (`tandem answer --local`): a worked problem whose program
     /// reached another number ends with that number, which was right more often (below).
     pub local_only: Option<String>,
+    /// The words answer stopped at the token limit: its last number is where it was cut off,
+    /// not an answer (`cut_off`).
+    cut: bool,
+    /// The question allows a result below zero (`admits_below_zero`); where it does not, a
+    /// negative number is no answer to it.
+    below_zero: bool,
 }
 
 impl Judged {
@@ -238,6 +244,8 @@ impl Judged {
             keep: bar.map(|t| confidence - t),
             why,
             local_only: None,
+            cut: false,
+            below_zero: true,
         }
     }
 
@@ -245,15 +253,42 @@ impl Judged {
     /// it (none: it wrote none): kept when two of the solutions reach the same number. The
     /// confidence stays the words answer's token probability (reported, not decisive: it
     /// told right from wrong at AUC 0.57-0.64 on dev GSM8K).
+    ///
+    /// A solution reaches no number where it was cut off at the token limit (its last number
+    /// is where it stopped), nor where its number is below zero and the question allows no
+    /// such result: a count or an amount of money below zero is a step taken the wrong way
+    /// round ("33 - 58"), however many solutions repeat it. On the first 50 dev GSM8K rows
+    /// through the real binary, 3 of the 6 kept answers that were wrong were of these kinds
+    /// (two programs agreeing on -25 lollipops and on -500 pounds; reasoning cut off while
+    /// looping on a sentence); none of the 675 dev GSM8K answers is negative.
     pub fn confirmed_by(mut self, programs: &[String]) -> Self {
-        let words = final_number(&self.text);
-        let computed: Vec<Option<f64>> = programs
+        let below_zero = self.below_zero;
+        let plausible = |v: Option<f64>| v.filter(|&v| below_zero || v >= 0.0);
+        let said = if self.cut {
+            None
+        } else {
+            final_number(&self.text)
+        };
+        let raw: Vec<Option<f64>> = programs
             .iter()
             .map(|p| super::program::answer(p.split(PROGRAM_END).next().unwrap_or("")))
             .collect();
+        let words = plausible(said);
+        let computed: Vec<Option<f64>> = raw.iter().map(|&c| plausible(c)).collect();
         let agree = |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if same_number(a, b));
-        let show = |v: Option<f64>| v.map_or("none".to_string(), shown);
-        let arithmetic = computed.iter().map(|&c| show(c)).collect::<Vec<_>>().join(", ");
+        let show_any = |v: Option<f64>| v.map_or("none".to_string(), shown);
+        // What each solution reached, as the user reads it: the number even where it is no
+        // answer, marked why.
+        let show = |v: Option<f64>| match v {
+            Some(x) if plausible(v).is_none() => format!("{}, below zero", shown(x)),
+            _ => show_any(v),
+        };
+        let words_shown = if self.cut {
+            "none, cut off at the length limit".to_string()
+        } else {
+            show(said)
+        };
+        let arithmetic = raw.iter().map(|&c| show(c)).collect::<Vec<_>>().join(", ");
         let by_words = computed.iter().any(|&c| agree(words, c));
         let by_programs = computed
             .iter()
@@ -269,7 +304,7 @@ impl Judged {
                 "{}\n\nAnswer: {} ({how}; the reasoning above reached {}, so check it)",
                 self.text,
                 shown(v),
-                show(words)
+                words_shown
             )
         };
         if by_words {
@@ -286,7 +321,7 @@ impl Judged {
             self.why = format!(
                 "two local solutions agree, both as arithmetic ({}; in words: {}); confidence {:.2}",
                 shown(v),
-                show(words),
+                words_shown,
                 self.confidence
             );
         } else {
@@ -294,10 +329,17 @@ impl Judged {
             self.local_only = ending.map(|v| ended(v, "computed as arithmetic"));
             self.why = format!(
                 "local solutions disagree (in words: {}; as arithmetic: {arithmetic}); confidence {:.2}",
-                show(words),
+                words_shown,
                 self.confidence
             );
         }
+        self
+    }
+
+    /// The words answer stopped at the token limit (the engine's finish reason "length"):
+    /// what it wrote last is no final answer.
+    pub fn cut_off(mut self) -> Self {
+        self.cut = true;
         self
     }
 
@@ -324,7 +366,10 @@ pub fn judge(shape: &Shape, prompt: &str, text: &str, tokens: &[TokenLogprob]) -
                 .or_else(|| last_number(tokens))
                 .map(geometric_mean)
                 .unwrap_or(0.0);
-            Judged::by_confidence(shape, text.trim().to_string(), conf)
+            Judged {
+                below_zero: admits_below_zero(prompt),
+                ..Judged::by_confidence(shape, text.trim().to_string(), conf)
+            }
         }
         Shape::Fact => Judged::by_confidence(
             shape,
@@ -369,6 +414,21 @@ fn final_number(text: &str) -> Option<f64> {
         Some(l) => last_number(&l[l.rfind("answer").unwrap_or(0)..]),
         None => last_number(text),
     }
+}
+
+/// Whether a question allows a result below zero: it writes a negative number ("-5 degrees",
+/// "−12") or speaks of one ("negative", "below zero", "minus").
+fn admits_below_zero(question: &str) -> bool {
+    let lower = question.to_lowercase();
+    let negative_number = lower.char_indices().any(|(i, c)| {
+        matches!(c, '-' | '\u{2212}')
+            && lower[i + c.len_utf8()..].starts_with(|d: char| d.is_ascii_digit())
+            && !lower[..i].ends_with(|p: char| p.is_alphanumeric())
+    });
+    negative_number
+        || ["negative", "below zero", "minus"]
+            .iter()
+            .any(|w| lower.contains(w))
 }
 
 /// A number as a person writes it: 26, not 26.000000000000004; 0.75, not 0.7500000001.
@@ -497,6 +557,8 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
                 keep: Some(gain.keep),
                 why,
                 local_only: None,
+                cut: false,
+                below_zero: true,
             }
         }
         None => Judged {
@@ -505,6 +567,8 @@ fn judge_choice(letters: &[char], prompt: &str, text: &str, tokens: &[TokenLogpr
             keep: Some(-1.0),
             why: "the local model named no option".into(),
             local_only: None,
+            cut: false,
+            below_zero: true,
         },
     }
 }
@@ -579,7 +643,11 @@ mod tests {
         assert!(worked(text).settled_by(&progs(&[agreeing])));
         assert_eq!(j.text, text);
         assert_eq!(j.confidence, 0.62);
-        assert!(j.why.starts_with("two local solutions agree, in words"), "{}", j.why);
+        assert!(
+            j.why.starts_with("two local solutions agree, in words"),
+            "{}",
+            j.why
+        );
         assert_eq!(j.local_only, None);
         // Words and the second program agree: kept as well.
         let other = "answer = 16 * 2 / 3";
@@ -602,13 +670,22 @@ mod tests {
             "{}",
             j.text
         );
-        assert!(j.why.starts_with("two local solutions agree, both as arithmetic (10.666667; in words: 18)"), "{}", j.why);
+        assert!(
+            j.why.starts_with(
+                "two local solutions agree, both as arithmetic (10.666667; in words: 18)"
+            ),
+            "{}",
+            j.why
+        );
         assert_eq!(shown(26.000000000000004), "26");
         assert_eq!(shown(-0.5), "-0.5");
         // Three different numbers, programs that are not plain arithmetic, or none: not kept.
         for programs in [
             progs(&["answer = 16 * 2", "answer = 17"]),
-            progs(&["for e in range(3):\n    answer = 18", "if True:\n    answer = 18"]),
+            progs(&[
+                "for e in range(3):\n    answer = 18",
+                "if True:\n    answer = 18",
+            ]),
             progs(&[]),
         ] {
             let j = worked(text).confirmed_by(&programs);
@@ -629,6 +706,60 @@ mod tests {
     }
 
     #[test]
+    fn a_solution_cut_off_or_below_zero_reaches_no_number() {
+        let progs = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let q = "Joe has 33 lollipops and gives 2 away. How many are left?";
+        let words = |text: &str| judge(&Shape::Worked, q, text, &[tok(text, 0.9)]);
+        // Reasoning cut off at the length limit: where it stopped is no answer, so one program
+        // that happens to reach that number does not confirm it.
+        let looping = "1. Joe gave 2 lollipops. 2. Joe gave 2 lollipops. 3. Joe gave 2";
+        assert!(words(looping).confirmed_by(&progs(&["answer = 2"])).kept());
+        let j = words(looping)
+            .cut_off()
+            .confirmed_by(&progs(&["answer = 2"]));
+        assert!(!j.kept());
+        assert!(
+            j.why
+                .starts_with("local solutions disagree (in words: none, cut off at the length limit; as arithmetic: 2)"),
+            "{}",
+            j.why
+        );
+        assert!(!words(looping).cut_off().settled_by(&progs(&["answer = 2"])));
+        // Two programs still settle it between them.
+        assert!(words(looping)
+            .cut_off()
+            .confirmed_by(&progs(&["answer = 33 - 2", "left = 31\nanswer = left"]))
+            .kept());
+        // Two programs agreeing below zero where the question allows no such result: not kept,
+        // and the words' number ends the local-only answer.
+        let right = "33 - 2 = 31 lollipops left.\nAnswer: 31";
+        let below = progs(&["answer = 2 - 33 + 6", "answer = 6 - 33 + 2"]);
+        let j = words(right).confirmed_by(&below);
+        assert!(!j.kept(), "{}", j.why);
+        assert!(
+            j.why.starts_with("local solutions disagree (in words: 31; as arithmetic: -25, below zero, -25, below zero)"),
+            "{}",
+            j.why
+        );
+        assert_eq!(j.local_only, None);
+        // Nor do the words and a program agreeing below zero.
+        let j = words("2 - 33 = -31\nAnswer: -31").confirmed_by(&progs(&["answer = 2 - 33"]));
+        assert!(!j.kept(), "{}", j.why);
+        // Where the question speaks of numbers below zero, they are answers like any other.
+        for q in [
+            "It is -5 degrees at dawn and 3 degrees colder at night. What is the temperature?",
+            "The balance is 20 dollars; he spends 45. Give the balance as a negative number.",
+        ] {
+            let j = judge(&Shape::Worked, q, "Answer: -8", &[tok("Answer: -8", 0.9)]);
+            assert!(j.confirmed_by(&progs(&["answer = -5 - 3"])).kept(), "{q}");
+        }
+        assert!(!admits_below_zero(
+            "Tickets cost 3-4 dollars; 10 people go, non-stop."
+        ));
+        assert!(admits_below_zero("The score went from 4 to \u{2212}2."));
+    }
+
+    #[test]
     fn only_a_worked_problem_standing_alone_is_asked_as_a_program() {
         let one = vec![ChatMessage::user(
             "Tom has 3 apples and buys 4. How many now?",
@@ -637,7 +768,9 @@ mod tests {
             let r = program_request(&Shape::Worked, &one, nth).expect("a program request");
             assert!(r.plain && r.stop == vec!["```".to_string()]);
             let text = &r.messages[0].content;
-            assert!(text.starts_with("Question: Tom has 3 apples") && text.ends_with("```python\n"));
+            assert!(
+                text.starts_with("Question: Tom has 3 apples") && text.ends_with("```python\n")
+            );
         }
         assert_ne!(
             program_request(&Shape::Worked, &one, 0),

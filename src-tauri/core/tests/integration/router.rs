@@ -671,6 +671,92 @@ async fn a_worked_problem_escalates_unless_two_local_solutions_agree() {
     );
 }
 
+/// A solution that cannot be an answer confirms nothing, however the others read: reasoning
+/// cut off at the length limit (its last number is where it stopped), and numbers below zero
+/// for a question that allows none. The words and both programs are scripted; a case where
+/// all three agree shows the same run keeping the answer. Each escalation sends one request,
+/// the neighbour's address masked.
+#[tokio::test]
+async fn a_worked_solution_cut_off_or_below_zero_confirms_nothing() {
+    let prompt = "My neighbour joe.k@posteo.de has 33 lollipops and gives 2 to his sister. How many lollipops does Joe have left?";
+    let words = "Solve the problem.";
+    let first = "Write a short Python program";
+    let second = "Answer the question with a Python program";
+    for (case, script, kept) in [
+        (
+            "all three agree",
+            [
+                "33 - 2 = 31 lollipops are left.\nAnswer: 31".to_string(),
+                "answer = 33 - 2\n```".into(),
+                "answer = 31\n```".into(),
+            ],
+            true,
+        ),
+        (
+            // Looping until the limit, the last number written matches the first program.
+            "words cut off",
+            [
+                "31 ".repeat(500),
+                "answer = 31\n```".into(),
+                "answer = 40\n```".into(),
+            ],
+            false,
+        ),
+        (
+            // Subtracted the wrong way round, twice: the words had it right.
+            "programs below zero",
+            [
+                "33 - 2 = 31 lollipops are left.\nAnswer: 31".to_string(),
+                "answer = 2 - 33 + 6\n```".into(),
+                "answer = 6 - 33 + 2\n```".into(),
+            ],
+            false,
+        ),
+    ] {
+        let lb = Loopback::start(KEY).await.unwrap();
+        let [w, p1, p2] = script;
+        let o = orchestrator_with(
+            &lb.base_url(),
+            Wire::Openai,
+            "echo",
+            None,
+            Scripted {
+                replies: vec![(words, w), (first, p1), (second, p2)],
+                echo: EchoEngine::sure(0.97),
+            },
+            LocalClass::Medium,
+        );
+        let task = Task {
+            prompt: prompt.into(),
+            ..Task::default()
+        };
+        let (summary, events) = run(&o, task, None).await;
+        let notices = notices_of(&events);
+        assert_eq!(!summary.escalated, kept, "{case}: {notices:?}");
+        let sent = lb.received();
+        if kept {
+            assert_eq!(summary.answered_by.as_deref(), Some("local"), "{case}");
+            assert!(sent.is_empty(), "{case}: {sent:?}");
+            continue;
+        }
+        assert_eq!(summary.answered_by.as_deref(), Some("cloud"), "{case}");
+        let why = match case {
+            "words cut off" => "escalated: local solutions disagree (in words: none, cut off at the length limit; as arithmetic: 31, 40)",
+            _ => "escalated: local solutions disagree (in words: 31; as arithmetic: -25, below zero, -25, below zero)",
+        };
+        assert!(
+            notices.iter().any(|n| n.starts_with(why)),
+            "{case}: {notices:?}"
+        );
+        assert_eq!(sent.len(), 1, "{case}");
+        let body = sent[0].to_string();
+        assert!(
+            !body.contains("posteo") && body.contains("[EMAIL_1]"),
+            "{case}: {body}"
+        );
+    }
+}
+
 /// A document that marks itself confidential ("for internal use") is treated like a file from a
 /// sensitive folder, though no detector finds anything in its sentences: the plan says why, and
 /// through the real orchestrator nothing of it, nor its name, reaches the cloud.
@@ -1956,24 +2042,37 @@ async fn the_router_follows_the_network_as_it_goes_slows_and_comes_back() {
     );
 }
 
-/// A local model that answers one kind of request with scripted text — the one whose system
-/// message starts with `when` (the request to rewrite, to abstract) — and everything else the
-/// echo engine's way (it repeats what it read: completing an answer, it shows the request and
-/// the cloud's draft side by side).
+/// A local model that answers some kinds of request with scripted text — the one whose system
+/// message starts with a `replies` key (the request to rewrite, to abstract, to solve), or a
+/// plain prompt that contains it (a program to write) — and everything else the echo
+/// engine's way (it repeats what it read: completing an answer, it shows the request and the
+/// cloud's draft side by side). Scripted text is written as the echo engine writes, word by
+/// word up to the request's token limit.
 struct Scripted {
-    when: &'static str,
-    text: String,
+    replies: Vec<(&'static str, String)>,
     echo: EchoEngine,
+}
+
+impl Scripted {
+    fn one(when: &'static str, text: impl Into<String>, echo: EchoEngine) -> Self {
+        Scripted {
+            replies: vec![(when, text.into())],
+            echo,
+        }
+    }
 }
 
 impl LocalEngine for Scripted {
     fn generate(&self, mut request: GenerateRequest) -> Result<TokenStream, LocalError> {
-        let scripted = request
-            .messages
-            .first()
-            .is_some_and(|m| m.role == Role::System && m.content.starts_with(self.when));
-        if scripted {
-            request.messages = vec![ChatMessage::user(self.text.clone())];
+        let first = request.messages.first();
+        let scripted = self.replies.iter().find(|(when, _)| {
+            first.is_some_and(|m| {
+                (m.role == Role::System && m.content.starts_with(when))
+                    || (request.plain && m.content.contains(when))
+            })
+        });
+        if let Some((_, text)) = scripted {
+            request.messages = vec![ChatMessage::user(text.clone())];
         }
         self.echo.generate(request)
     }
@@ -2012,12 +2111,8 @@ async fn a_medium_local_model_rewrites_a_personal_request_and_the_answer_is_comp
             Wire::Openai,
             "echo",
             None,
-            Scripted {
-                when: "Rewrite the user's request",
-                text: rewrite.into(),
-                // Unsure of its own answer: the task goes on as planned.
-                echo: EchoEngine::sure(0.1),
-            },
+            // Unsure of its own answer: the task goes on as planned.
+            Scripted::one("Rewrite the user's request", rewrite, EchoEngine::sure(0.1)),
             LocalClass::Medium,
         );
         let task = Task {
@@ -2104,12 +2199,11 @@ async fn an_abstract_of_private_material_is_judged_as_that_material() {
         Wire::Openai,
         "echo",
         None,
-        Scripted {
-            when: "You read a private document",
-            text: "The class midterm grades fell this term. The notes also mention a picnic."
-                .into(),
-            echo: EchoEngine::sure(0.1),
-        },
+        Scripted::one(
+            "You read a private document",
+            "The class midterm grades fell this term. The notes also mention a picnic.",
+            EchoEngine::sure(0.1),
+        ),
         LocalClass::Small,
     );
     let task = Task {
