@@ -51,9 +51,17 @@ impl LocalEngine for EchoEngine {
             .find(|m: &&ChatMessage| m.role == Role::User)
             .map(|m| m.content.clone())
             .unwrap_or_default();
+        // A stop sequence ends the answer before it, as with a real engine.
+        let stop = request
+            .stop
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| text.find(s.as_str()))
+            .min();
+        let said = &text[..stop.unwrap_or(text.len())];
         let words: Vec<String> = match request.choices.first() {
             Some(c) => vec![c.clone()],
-            None => text.split_inclusive(' ').map(String::from).collect(),
+            None => said.split_inclusive(' ').map(String::from).collect(),
         };
         let total = words.len();
         let n = total.min(request.max_tokens.max(1));

@@ -400,6 +400,8 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
     let mut usage = None;
     let mut finish: Option<String> = None;
     let mut logprobs = Vec::new();
+    // The text so far, where a stop sequence is looked for (`GenerateRequest::stop`).
+    let mut written = String::new();
     loop {
         let next = tokio::select! {
             r = stream.next() => r,
@@ -455,12 +457,27 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                 ))
             }
         };
-        for (text, lp, finish_reason) in pieces {
+        let mut stopped = false;
+        for (mut text, lp, finish_reason) in pieces {
             if let Some(lp) = lp.filter(|_| req.logprobs.is_some()) {
                 logprobs.push(token_logprob(lp.token, lp.logprob, lp.top_logprobs));
             }
             if !text.is_empty() {
                 timer.piece();
+            }
+            // Stop sequences are found here, in the text as written: mistral.rs takes a stop
+            // string that is one token as a stop *token*, and the model writes it merged with
+            // what follows ("```" arrives as "```\n\n"), so its own check never fired and a
+            // program ran on to its token limit (measured 2026-12-06: every program did).
+            if !req.stop.is_empty() && !text.is_empty() {
+                let from = written.len();
+                written.push_str(&text);
+                if let Some(at) = stop_at(&written, from, &req.stop) {
+                    text.truncate(at.saturating_sub(from));
+                    stopped = true;
+                }
+            }
+            if !text.is_empty() {
                 if job
                     .reply
                     .send(Ok(StreamEvent::Token { text }))
@@ -469,6 +486,11 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
                 {
                     return Ok(());
                 }
+            }
+            if stopped {
+                // Returning drops the stream, which ends the sequence in mistral.rs.
+                finish = Some("stop".into());
+                break;
             }
             if let Some(f) = finish_reason {
                 finish = Some(f);
@@ -532,6 +554,22 @@ fn plain_text(req: &GenerateRequest) -> String {
 
 /// A request whose messages are one text to continue as it stands (no chat template);
 /// sampling, constraint and log-probabilities are the wrapped builder's.
+/// Where the first of `stops` begins in `written`, looking only at matches that end in the
+/// text after byte `from` (those before were looked for already).
+fn stop_at(written: &str, from: usize, stops: &[String]) -> Option<usize> {
+    stops
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            let mut start = from.saturating_sub(s.len() - 1);
+            while !written.is_char_boundary(start) {
+                start -= 1;
+            }
+            written[start..].find(s.as_str()).map(|i| start + i)
+        })
+        .min()
+}
+
 struct PlainText {
     inner: RequestBuilder,
     text: String,
@@ -574,5 +612,28 @@ impl RequestLike for PlainText {
     }
     fn take_web_search_options(&mut self) -> Option<mistralrs::WebSearchOptions> {
         RequestLike::take_web_search_options(&mut self.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stop_at;
+
+    #[test]
+    fn a_stop_sequence_is_found_across_pieces_and_only_once_written() {
+        let stops = ["```".to_string(), "\n\nQuestion".to_string()];
+        // Arriving merged with what follows, as Qwen writes a closing fence.
+        assert_eq!(stop_at("answer = 2\n```\n\n", 11, &stops), Some(11));
+        // Split over two pieces: found when its last part arrives.
+        let written = "answer = 2\n``";
+        assert_eq!(stop_at(written, 0, &stops), None);
+        assert_eq!(stop_at("answer = 2\n```", written.len(), &stops), Some(11));
+        // The earliest of several.
+        assert_eq!(stop_at("x = 1\n\nQuestion ```", 0, &stops), Some(5));
+        // Text before `from` is not looked at again, beyond a stop's length; multi-byte text
+        // before the cut is no problem.
+        assert_eq!(stop_at("```é", 4, &stops), None);
+        assert_eq!(stop_at("éé``é```", 5, &stops), Some(8));
+        assert_eq!(stop_at("anything", 0, &[String::new()]), None);
     }
 }

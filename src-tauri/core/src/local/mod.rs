@@ -129,7 +129,8 @@ pub struct GenerateRequest {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plain: bool,
     /// The generation ends where one of these strings is written (empty: at the model's end of
-    /// turn or `max_tokens`); the text may hold the string that stopped it.
+    /// turn or `max_tokens`), with the finish reason "stop"; the text ends before it (a part of
+    /// it that came with an earlier token may remain).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
 }

@@ -250,3 +250,39 @@ async fn a_plain_request_continues_its_text_without_the_chat_template() {
         c.prompt_tokens
     );
 }
+
+/// A stop sequence ends the generation where the model writes it, though the model writes it
+/// merged into a longer token (mistral.rs alone missed those and ran on to the token limit):
+/// the same greedy text, cut before the stop, with the finish reason "stop".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_sequence_ends_the_generation_before_it() {
+    let engine = common::engine().await;
+    let mut free = req("Numbers, one line each:\n1\n2\n3\n4\n", 24);
+    free.plain = true;
+    let (whole, w) = engine
+        .generate(free.clone())
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
+    let Some(cut) = whole.find('\n') else {
+        panic!("the model was to write a line end: {whole:?}")
+    };
+    assert_eq!(w.finish_reason, "length", "{whole:?}");
+    let mut stopped = free;
+    stopped.stop = vec!["\n".into()];
+    let (text, m) = engine
+        .generate(stopped)
+        .unwrap()
+        .collect_text()
+        .await
+        .unwrap();
+    assert_eq!(text, whole[..cut], "{whole:?}");
+    assert_eq!(m.finish_reason, "stop");
+    assert!(
+        m.completion_tokens < w.completion_tokens,
+        "{} vs {}",
+        m.completion_tokens,
+        w.completion_tokens
+    );
+}
