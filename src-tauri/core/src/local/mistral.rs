@@ -400,8 +400,9 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
     let mut usage = None;
     let mut finish: Option<String> = None;
     let mut logprobs = Vec::new();
-    // The text so far, where a stop sequence is looked for (`GenerateRequest::stop`).
-    let mut written = String::new();
+    // Text not sent yet because it may be the start of a stop sequence
+    // (`GenerateRequest::stop`): sent once the next tokens show it is not.
+    let mut pending = String::new();
     loop {
         let next = tokio::select! {
             r = stream.next() => r,
@@ -469,13 +470,21 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
             // string that is one token as a stop *token*, and the model writes it merged with
             // what follows ("```" arrives as "```\n\n"), so its own check never fired and a
             // program ran on to its token limit (measured 2026-12-06: every program did).
-            if !req.stop.is_empty() && !text.is_empty() {
-                let from = written.len();
-                written.push_str(&text);
-                if let Some(at) = stop_at(&written, from, &req.stop) {
-                    text.truncate(at.saturating_sub(from));
-                    stopped = true;
-                }
+            // Where the stop arrives in parts ("``", then "`\n"), the first part is held back.
+            if !req.stop.is_empty() {
+                pending.push_str(&text);
+                text = match stop_at(&pending, &req.stop) {
+                    Some(at) => {
+                        pending.truncate(at);
+                        stopped = true;
+                        std::mem::take(&mut pending)
+                    }
+                    None => {
+                        let held =
+                            pending.split_off(pending.len() - held_back(&pending, &req.stop));
+                        std::mem::replace(&mut pending, held)
+                    }
+                };
             }
             if !text.is_empty() {
                 if job
@@ -500,6 +509,16 @@ async fn run_one(model: &mistralrs::Model, job: &Job) -> Result<(), LocalError> 
         if finish.is_some() {
             break;
         }
+    }
+    // What was held back for a stop sequence that never came.
+    if !pending.is_empty()
+        && job
+            .reply
+            .send(Ok(StreamEvent::Token { text: pending }))
+            .await
+            .is_err()
+    {
+        return Ok(());
     }
     // A text completion's chunks carry no usage: count the prompt's tokens here.
     let prompt_tokens = match (&usage, &plain) {
@@ -554,20 +573,25 @@ fn plain_text(req: &GenerateRequest) -> String {
 
 /// A request whose messages are one text to continue as it stands (no chat template);
 /// sampling, constraint and log-probabilities are the wrapped builder's.
-/// Where the first of `stops` begins in `written`, looking only at matches that end in the
-/// text after byte `from` (those before were looked for already).
-fn stop_at(written: &str, from: usize, stops: &[String]) -> Option<usize> {
+/// Where the first of `stops` begins in `text`.
+fn stop_at(text: &str, stops: &[String]) -> Option<usize> {
     stops
         .iter()
         .filter(|s| !s.is_empty())
-        .filter_map(|s| {
-            let mut start = from.saturating_sub(s.len() - 1);
-            while !written.is_char_boundary(start) {
-                start -= 1;
-            }
-            written[start..].find(s.as_str()).map(|i| start + i)
-        })
+        .filter_map(|s| text.find(s.as_str()))
         .min()
+}
+
+/// How many bytes at the end of `text` may begin one of `stops` (the longest such ending):
+/// those wait for the next token.
+fn held_back(text: &str, stops: &[String]) -> usize {
+    stops
+        .iter()
+        .flat_map(|s| (1..s.len()).map(move |k| (s, k)))
+        .filter(|&(s, k)| s.is_char_boundary(k) && text.ends_with(&s[..k]))
+        .map(|(_, k)| k)
+        .max()
+        .unwrap_or(0)
 }
 
 struct PlainText {
@@ -617,23 +641,22 @@ impl RequestLike for PlainText {
 
 #[cfg(test)]
 mod tests {
-    use super::stop_at;
+    use super::{held_back, stop_at};
 
     #[test]
-    fn a_stop_sequence_is_found_across_pieces_and_only_once_written() {
+    fn a_stop_sequence_is_found_and_its_first_part_held_back() {
         let stops = ["```".to_string(), "\n\nQuestion".to_string()];
         // Arriving merged with what follows, as Qwen writes a closing fence.
-        assert_eq!(stop_at("answer = 2\n```\n\n", 11, &stops), Some(11));
-        // Split over two pieces: found when its last part arrives.
-        let written = "answer = 2\n``";
-        assert_eq!(stop_at(written, 0, &stops), None);
-        assert_eq!(stop_at("answer = 2\n```", written.len(), &stops), Some(11));
+        assert_eq!(stop_at("answer = 2\n```\n\n", &stops), Some(11));
         // The earliest of several.
-        assert_eq!(stop_at("x = 1\n\nQuestion ```", 0, &stops), Some(5));
-        // Text before `from` is not looked at again, beyond a stop's length; multi-byte text
-        // before the cut is no problem.
-        assert_eq!(stop_at("```é", 4, &stops), None);
-        assert_eq!(stop_at("éé``é```", 5, &stops), Some(8));
-        assert_eq!(stop_at("anything", 0, &[String::new()]), None);
+        assert_eq!(stop_at("x = 1\n\nQuestion ```", &stops), Some(5));
+        assert_eq!(stop_at("anything", &[String::new()]), None);
+        // Arriving in parts: the part that may begin a stop waits; anything else goes.
+        assert_eq!(held_back("answer = 2\n``", &stops), 2);
+        assert_eq!(held_back("answer = 2\n\nQue", &stops), 5);
+        assert_eq!(held_back("answer = 2\n", &stops), 1);
+        assert_eq!(held_back("answer = 2", &stops), 0);
+        assert_eq!(held_back("é", &["éa".to_string()]), 2);
+        assert_eq!(held_back("`", &[]), 0);
     }
 }

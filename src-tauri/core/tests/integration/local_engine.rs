@@ -265,24 +265,28 @@ async fn a_stop_sequence_ends_the_generation_before_it() {
         .collect_text()
         .await
         .unwrap();
-    let Some(cut) = whole.find('\n') else {
-        panic!("the model was to write a line end: {whole:?}")
-    };
     assert_eq!(w.finish_reason, "length", "{whole:?}");
-    let mut stopped = free;
-    stopped.stop = vec!["\n".into()];
-    let (text, m) = engine
-        .generate(stopped)
-        .unwrap()
-        .collect_text()
-        .await
-        .unwrap();
-    assert_eq!(text, whole[..cut], "{whole:?}");
-    assert_eq!(m.finish_reason, "stop");
-    assert!(
-        m.completion_tokens < w.completion_tokens,
-        "{} vs {}",
-        m.completion_tokens,
-        w.completion_tokens
-    );
+    // One token, and two tokens arriving apart: neither the stop nor a first part of it is
+    // in the text.
+    for stop in ["\n", "\n7"] {
+        let Some(cut) = whole.find(stop) else {
+            panic!("the model was to write {stop:?}: {whole:?}")
+        };
+        let mut stopped = free.clone();
+        stopped.stop = vec![stop.into()];
+        let (text, m) = engine
+            .generate(stopped)
+            .unwrap()
+            .collect_text()
+            .await
+            .unwrap();
+        assert_eq!(text, whole[..cut], "{stop:?} in {whole:?}");
+        assert_eq!(m.finish_reason, "stop");
+        assert!(
+            m.completion_tokens < w.completion_tokens,
+            "{} vs {}",
+            m.completion_tokens,
+            w.completion_tokens
+        );
+    }
 }
