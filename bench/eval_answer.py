@@ -11,7 +11,7 @@ answers: dev MMLU (gold letter in `answer`) and dev GSM8K (`final_answer`).
    loopback provider standing for the strong model (it records every request): checks that the
    shipped thresholds do in a real run what step 1 predicts, and that kept rows send nothing.
 
-    python3 bench/eval_answer.py [--model NAME] [--mmlu N] [--gsm8k N] [--facts N] [--routed N] [TANDEM_BIN]
+    python3 bench/eval_answer.py [--model NAME] [--mmlu N] [--gsm8k N] [--gsm8k-skip K] [--facts N] [--routed N] [TANDEM_BIN]
 
 `--facts N` (0: skip) calibrates short factual questions: dev MMLU rows whose stem is a short
 question with a short gold option, asked without the options; the local one-sentence answer
@@ -30,6 +30,8 @@ ap.add_argument("tandem", nargs="?", default=os.path.join(os.environ.get("CARGO_
 ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
 ap.add_argument("--mmlu", type=int, default=60)
 ap.add_argument("--gsm8k", type=int, default=20)
+ap.add_argument("--gsm8k-skip", type=int, default=0,
+                help="leave out the first K GSM8K rows by id hash (rows the worked-problem rules were read on)")
 ap.add_argument("--facts", type=int, default=0, help="short factual questions (MMLU stems without options)")
 ap.add_argument("--routed", type=int, default=16, help="rows of each set for the routed run (0: skip)")
 ap.add_argument("--eval-dir", default=str(root.parent / "shared/eval/dev"))
@@ -38,14 +40,14 @@ args = ap.parse_args()
 evald = pathlib.Path(args.eval_dir)
 
 
-def sample(name, n):
+def sample(name, n, skip=0):
     rows = [json.loads(l) for l in open(evald / name)]
     rows.sort(key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())
-    return rows[:n]
+    return rows[skip:skip + n]
 
 
 mmlu = sample("routing_mmlu.jsonl", args.mmlu)
-gsm = sample("routing_gsm8k.jsonl", args.gsm8k)
+gsm = sample("routing_gsm8k.jsonl", args.gsm8k, args.gsm8k_skip)
 
 
 def fact_rows(n):

@@ -5,7 +5,8 @@ when the local answer is right? For each dev GSM8K row (first N by id hash) the 
 `selfcheck::WORKED_SYSTEM`, greedy) and as two programs written two ways (plain text, the reply
 begun with a code fence, greedy; the programs' arithmetic evaluated by a restricted evaluator).
 Reports agreement of the words and the first program, and two of the three. One JSON line a row.
-Usage: llama-server -m QWEN_1.5B.gguf -t 2 --port 8099 & python3 bench/gsm8k_agree.py N OUT.jsonl
+Usage: llama-server -m QWEN_1.5B.gguf -t 2 --port 8099 & python3 bench/gsm8k_agree.py N OUT.jsonl [SKIP]
+       (SKIP: leave out the first SKIP rows by id hash, e.g. rows the rules were read on)
        python3 bench/gsm8k_agree.py --report OUT.jsonl"""
 import ast, hashlib, json, math, operator, os, re, sys, time, urllib.request
 
@@ -114,7 +115,7 @@ def same(a, b):
     return a is not None and b is not None and abs(a - b) < 1e-6 * max(1, abs(b))
 
 
-def run(n, out_path):
+def run(n, out_path, skip=0):
     data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "eval", "dev", "routing_gsm8k.jsonl")
     rows = [json.loads(l) for l in open(data)]
     rows.sort(key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())
@@ -122,7 +123,7 @@ def run(n, out_path):
     if os.path.exists(out_path):
         done = {json.loads(l)["id"] for l in open(out_path)}
     out = open(out_path, "a")
-    for r in rows[:n]:
+    for r in rows[skip:skip + n]:
         if r["id"] in done:
             continue
         q = r["question"].strip()
@@ -206,6 +207,22 @@ def report(path):
               f"routed {score/n:.3f} at {(n-kept)/n:.2f} sent; PGR {(score/n-local)/gap if gap else float('nan'):.2f}"
               + (f"; rows with a solution cut off or below zero: {dropped}" if rules else ""))
         if rules:
+            # Which solutions agreed, with how often the kept number and the strong model were right.
+            kinds = {}
+            for r in rows:
+                admits = admits_below_zero(questions[r["id"]])
+                plausible = lambda v: v if v is None or admits or v >= 0 else None
+                w = None if r.get("words_cut") else plausible(r["words"])
+                a1, a2 = plausible(r["program"]), plausible(evaluate(r.get("code2", "")))
+                k, v = (("words = first program", a1) if same(w, a1) else
+                        ("first program = second (words differ)", a1) if same(a1, a2) else
+                        ("words = second program", a2) if same(w, a2) else ("none agree", None))
+                e = kinds.setdefault(k, [0, 0, 0])
+                e[0] += 1
+                e[1] += v is not None and same(v, r["gold"])
+                e[2] += r["strong_ok"]
+            for k, (m, ok, st) in kinds.items():
+                print(f"  {k}: {m} rows, kept number right {ok}, strong right {st}")
             print(f"words cut off: {sum(bool(r.get('words_cut')) for r in rows)} of {n} "
                   f"(recorded for {sum('words_cut' in r for r in rows)})")
     print(f"seconds a row: words {sum(r['s_words'] for r in rows)/n:.1f}, program {sum(r['s_program'] for r in rows)/n:.1f}")
@@ -215,4 +232,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "--report":
         report(sys.argv[2])
     else:
-        run(int(sys.argv[1]), sys.argv[2])
+        run(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0)
