@@ -183,6 +183,7 @@ def report(path):
     for l in open(data):
         d = json.loads(l)
         questions[d["id"]] = d["question"]
+    kinds = {}
     for rules in (False, True):
         kept = right = dropped = 0
         score = 0.0
@@ -196,7 +197,14 @@ def report(path):
                 w = None if r.get("words_cut") else plausible(w)
                 a1, a2 = plausible(a1), plausible(a2)
                 dropped += (w, a1, a2) != w0
-            v = a1 if (same(w, a1) or same(a1, a2)) else (a2 if same(w, a2) else None)
+            k, v = (("words = first program", a1) if same(w, a1) else
+                    ("first program = second (words differ)", a1) if same(a1, a2) else
+                    ("words = second program", a2) if same(w, a2) else ("none agree", None))
+            # Which solutions agreed, with how often the kept number and the strong model were right.
+            e = kinds.setdefault((rules, k), [0, 0, 0])
+            e[0] += 1
+            e[1] += v is not None and same(v, r["gold"])
+            e[2] += r["strong_ok"]
             if v is None:
                 score += r["strong_ok"]
             else:
@@ -207,22 +215,9 @@ def report(path):
               f"routed {score/n:.3f} at {(n-kept)/n:.2f} sent; PGR {(score/n-local)/gap if gap else float('nan'):.2f}"
               + (f"; rows with a solution cut off or below zero: {dropped}" if rules else ""))
         if rules:
-            # Which solutions agreed, with how often the kept number and the strong model were right.
-            kinds = {}
-            for r in rows:
-                admits = admits_below_zero(questions[r["id"]])
-                plausible = lambda v: v if v is None or admits or v >= 0 else None
-                w = None if r.get("words_cut") else plausible(r["words"])
-                a1, a2 = plausible(r["program"]), plausible(evaluate(r.get("code2", "")))
-                k, v = (("words = first program", a1) if same(w, a1) else
-                        ("first program = second (words differ)", a1) if same(a1, a2) else
-                        ("words = second program", a2) if same(w, a2) else ("none agree", None))
-                e = kinds.setdefault(k, [0, 0, 0])
-                e[0] += 1
-                e[1] += v is not None and same(v, r["gold"])
-                e[2] += r["strong_ok"]
-            for k, (m, ok, st) in kinds.items():
-                print(f"  {k}: {m} rows, kept number right {ok}, strong right {st}")
+            for (shipped, k), (m, ok, st) in kinds.items():
+                if shipped:
+                    print(f"  {k}: {m} rows, kept number right {ok}, strong right {st}")
             print(f"words cut off: {sum(bool(r.get('words_cut')) for r in rows)} of {n} "
                   f"(recorded for {sum('words_cut' in r for r in rows)})")
     print(f"seconds a row: words {sum(r['s_words'] for r in rows)/n:.1f}, program {sum(r['s_program'] for r in rows)/n:.1f}")
