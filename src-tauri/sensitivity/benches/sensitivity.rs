@@ -234,7 +234,10 @@ fn main() {
 }
 
 /// A note of about `bytes`: everyday sentences, and every `every`-th one naming a person or a
-/// place (deterministic in `seed`).
+/// place (deterministic in `seed`). The names and towns change from sentence to sentence, as
+/// in a real note: the scanner reads a run repeated word for word once, so a note of a few
+/// named sentences repeated would measure that, not the model's work (until 2026-12-07 the
+/// same five named sentences repeated).
 fn note(bytes: usize, every: usize, seed: usize) -> String {
     let everyday = [
         "The committee reviewed the quarterly figures and agreed to revisit the budget next spring. ",
@@ -244,19 +247,39 @@ fn note(bytes: usize, every: usize, seed: usize) -> String {
         "The draft still needs a section on risks, costs and the expected timeline. ",
         "Please keep the tone friendly but precise, and avoid jargon where possible. ",
     ];
+    // ("{g}" a given name, "{f}" a family name, "{t}" a town.)
     let named = [
-        "Ask Maria Keller whether the lease can start a month later. ",
-        "Tom's train from Leeds arrives just after six on Friday. ",
-        "The plumber said Mr. Okafor already paid for the new boiler. ",
-        "Send the photos to Anneke before she flies back to Utrecht. ",
-        "Priya thinks the garden needs another fence along the north side. ",
+        "Ask {g} {f} whether the lease can start a month later. ",
+        "{g}'s train from {t} arrives just after six on Friday. ",
+        "The plumber said Mr. {f} already paid for the new boiler. ",
+        "Send the photos to {g} before she flies back to {t}. ",
+        "{g} thinks the garden needs another fence along the north side. ",
+    ];
+    let given = [
+        "Maria", "Tom", "Priya", "Anneke", "Grace", "Mark", "Olu", "Sven", "Lucía", "Hannah",
+        "Kenji", "Fatima", "Jack", "Rose", "Dmitri", "Amara", "Liam", "Sophie", "Ravi", "Chloe",
+        "Mateo", "Ingrid", "Tariq",
+    ];
+    let family = [
+        "Keller", "Okafor", "Lindqvist", "Novak", "Brennan", "Tanaka", "Haddad", "Moreau",
+        "Schmidt", "Costa", "Walsh", "Kowalski", "Nguyen", "Petrov", "Lincoln", "Baker", "Young",
+        "Achebe", "Fontaine",
+    ];
+    let towns = [
+        "Leeds", "Utrecht", "Lyon", "Porto", "Gdansk", "Bristol", "Turin", "Bremen", "Nagoya",
+        "Leipzig", "Malmo", "Graz", "Cork", "Aarhus", "Haarlem", "Bergen", "Sheffield",
     ];
     let mut out = String::with_capacity(bytes + 100);
     let mut i = seed;
     while out.len() < bytes {
         i += 1;
         if i % every == 0 {
-            out.push_str(named[i % named.len()]);
+            out.push_str(
+                &named[i % named.len()]
+                    .replace("{g}", given[(i * 7 + seed) % given.len()])
+                    .replace("{f}", family[(i * 5 + seed) % family.len()])
+                    .replace("{t}", towns[(i * 3 + seed) % towns.len()]),
+            );
         } else {
             out.push_str(everyday[i % everyday.len()]);
         }

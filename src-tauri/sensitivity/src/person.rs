@@ -39,6 +39,43 @@ fn name_list() -> &'static FxHashSet<&'static str> {
     })
 }
 
+/// Towns whose one-word name settles a capitalised word after a word of place ("from Leeds"):
+/// `data/places.txt` (towns of 100,000 people or more, less English words and the name list's
+/// names). Countries are left out: many name people too ("Jordan", "Georgia", "Kenya"), and
+/// the name list leaves countries out.
+fn places() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let names = name_list();
+        include_str!("data/places.txt")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !names.contains(l))
+            .collect()
+    })
+}
+
+/// Whether `word` names a known town and `before` (the word just before it) is a word of place:
+/// "from Leeds", "back to Utrecht". Such a word names a place, not a person.
+pub(crate) fn town_after(before: &str, word: &str) -> bool {
+    places().contains(word)
+        && super::quasi::lexicon()
+            .place_words
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(before))
+}
+
+/// Whether the name the model found at `s..e` of `text` is one word, a known town right after
+/// a word of place (`town_after`): the model reads "in Nagoya" as a name now and then.
+pub(crate) fn model_name_is_town(text: &str, s: usize, e: usize) -> bool {
+    let before = text[..s]
+        .trim_end()
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("");
+    town_after(before, &text[s..e])
+}
+
 /// Words the dictionary spells both in lower case and as a proper noun that may still name a
 /// person or a country when a sentence is written without capitals: given names that are
 /// everyday words (`data/word_names.txt`: "mark", "rose", "grace") and countries ("chad",
@@ -219,6 +256,12 @@ pub(crate) fn names_in_doubt_beside(
         let at = w.as_ptr() as usize - sentence.as_ptr() as usize;
         if settled(at, at + w.len()) {
             first.get_or_insert(upper);
+            continue;
+        }
+        // A known town right after a word of place ("from Leeds", "back to Utrecht") is a
+        // place: the names model looks for persons and street addresses, and a town alone is
+        // neither (a number beside a street word keeps the doubt, below).
+        if upper && i > 0 && town_after(words[i - 1], w) {
             continue;
         }
         // "I", weekdays and the month of a date ("12 March") are capitalised without naming anyone.
@@ -660,6 +703,21 @@ mod tests {
         );
     }
 
+    /// `data/places.txt` is one capitalised word a line, and no town that is also a listed
+    /// name settles anything ("Austin", "Florence" stay names).
+    #[test]
+    fn the_town_list_is_one_word_towns_less_names() {
+        let towns = places();
+        assert!(towns.len() > 3_000, "{}", towns.len());
+        for t in towns {
+            assert!(t.chars().all(char::is_alphabetic), "{t}");
+            assert!(t.chars().next().is_some_and(char::is_uppercase), "{t}");
+            assert!(!name_list().contains(t), "{t}");
+        }
+        assert!(towns.contains("Leeds") && towns.contains("Utrecht"));
+        assert!(!towns.contains("Austin") && !towns.contains("Florence"));
+    }
+
     #[test]
     fn only_sentences_with_a_name_or_address_in_doubt_need_the_names_model() {
         if super::super::words::CommonWords::system().is_none_or(|w| !w.has_list()) {
@@ -674,6 +732,10 @@ mod tests {
             // No capitals, and words the dictionary also spells as proper nouns that name no
             // person or country (a firm, a title).
             "budget meeting doctor report budget travel doctor school letter project.",
+            // A known town after a word of place.
+            "The train from Leeds arrives just after six.",
+            "Send the photos before she flies back to Utrecht.",
+            "We moved to Nairobi in 2019.",
         ] {
             assert!(!names_in_doubt(plain), "{plain}");
         }
@@ -688,6 +750,10 @@ mod tests {
             "she lives at 12 baker street",   // a number beside a street-type word
             "Ich wohne in der Hauptstraße 5", // words the list does not know
             "我住在北京",                     // any script without case
+            "We met Leeds at the station.",   // a town not after a word of place
+            "She wrote to Jordan last week.", // a country that also names people
+            "We met Austin in Dallas.",       // a town whose name names people too
+            "She lives at 12 Leeds Road.",    // a number beside a street-type word
         ] {
             assert!(names_in_doubt(doubtful), "{doubtful}");
         }
