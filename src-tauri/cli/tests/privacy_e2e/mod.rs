@@ -305,6 +305,34 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
     w.assert_never_sent(&["Zak", "Scott"]);
 }
 
+/// With the names model on: a town after a word of place is read as no person (the model is
+/// not asked about it, and a finding of it as a name is dropped), yet in a personal text it
+/// still leaves only as a placeholder, and the person beside it as a person. Real binary,
+/// recording loopback. Mutation-checked: with the personal text's entity masking off
+/// (`redact::add_entities` and `add_unknown_words` not called), "Haarlem" is sent.
+#[test]
+fn a_town_after_a_word_of_place_still_leaves_only_as_a_placeholder() {
+    let w = World::new();
+    let mut c = w.cmd();
+    c.env_remove("TANDEM_NER");
+    w.ok_with(
+        c,
+        &[
+            "ask",
+            "--agent",
+            "lb",
+            "--max-tokens",
+            "8",
+            "My sister Maria Keller moved to Haarlem last year. Draft a birthday card for her.",
+        ],
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("Draft a birthday card"), "{}", got[0]);
+    assert!(got[0].contains("moved to ["), "{}", got[0]);
+    w.assert_never_sent(&["Maria", "Keller", "Haarlem"]);
+}
+
 /// Names written with full stops leave in no part (initials, a dotted acronym, a cited author),
 /// an organisation keeps only its kind, and a curl credential leaves in no part. Real binary,
 /// recording loopback. Mutation-checked: with the dotted-name candidates off, "K.F.C." is sent;
