@@ -425,9 +425,9 @@ impl Scanner {
                 let mut cands = Vec::new();
                 // (start in `joined`, end in `joined`, start in `text`, reads as code)
                 let mut segments: Vec<(usize, usize, usize, CodeLike)> = Vec::new();
-                // Each segment's start in `text` and those of its copies: (segment, start).
+                // Each run's text and its segment; per segment, where in `text` its copies start.
                 let mut first: FxHashMap<&str, usize> = FxHashMap::default();
-                let mut copies: Vec<(usize, usize)> = Vec::new();
+                let mut copies: Vec<Vec<usize>> = Vec::new();
                 let mut joined = String::new();
                 for (s, e) in undecided_runs(text, &kept, self.threshold) {
                     let piece = &text[s..e];
@@ -435,11 +435,12 @@ impl Scanner {
                         continue;
                     }
                     if let Some(&i) = first.get(piece.trim_end()) {
-                        copies.push((i, s));
+                        copies[i].push(s);
                         continue;
                     }
                     tracing::trace!(piece, "names model reads");
                     first.insert(piece.trim_end(), segments.len());
+                    copies.push(Vec::new());
                     if !joined.is_empty() {
                         joined.push_str("\n\n");
                     }
@@ -470,8 +471,7 @@ impl Scanner {
                     if c.start < js || end <= c.start {
                         continue;
                     }
-                    let copies = copies.iter().filter(|&&(k, _)| k == i).map(|&(_, at)| at);
-                    for at in std::iter::once(s).chain(copies) {
+                    for &at in std::iter::once(&s).chain(&copies[i]) {
                         placed.push((
                             Candidate {
                                 start: c.start - js + at,
