@@ -90,6 +90,14 @@ impl World {
         self.ask_with(&[], prompt)
     }
 
+    /// `tandem ask --agent lb --max-tokens 8 PROMPT` with the names model on (the world turns
+    /// it off for speed elsewhere), insisting on success.
+    fn ask_with_names_model(&self, prompt: &str) -> (String, String) {
+        let mut c = self.cmd();
+        c.env_remove("TANDEM_NER");
+        self.ok_with(c, &["ask", "--agent", "lb", "--max-tokens", "8", prompt])
+    }
+
     /// `tandem ask --agent lb --max-tokens 8 EXTRA... PROMPT`, insisting on success.
     fn ask_with(&self, extra: &[&str], prompt: &str) -> (String, String) {
         let mut args = vec!["ask", "--agent", "lb", "--max-tokens", "8"];
@@ -285,18 +293,8 @@ fn names_a_task_is_about_leave_as_placeholders_and_a_world_question_keeps_its_ow
 #[test]
 fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() {
     let w = World::new();
-    let mut c = w.cmd();
-    c.env_remove("TANDEM_NER");
-    w.ok_with(
-        c,
-        &[
-            "ask",
-            "--agent",
-            "lb",
-            "--max-tokens",
-            "8",
-            "Zak shouted at Scott during the picnic. Draft a short apology Zak can send him.",
-        ],
+    w.ask_with_names_model(
+        "Zak shouted at Scott during the picnic. Draft a short apology Zak can send him.",
     );
     let got = w.received();
     assert_eq!(got.len(), 1, "the task went to the cloud");
@@ -313,18 +311,8 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
 #[test]
 fn a_town_after_a_word_of_place_still_leaves_only_as_a_placeholder() {
     let w = World::new();
-    let mut c = w.cmd();
-    c.env_remove("TANDEM_NER");
-    w.ok_with(
-        c,
-        &[
-            "ask",
-            "--agent",
-            "lb",
-            "--max-tokens",
-            "8",
-            "My sister Maria Keller moved to Haarlem last year. Draft a birthday card for her.",
-        ],
+    w.ask_with_names_model(
+        "My sister Maria Keller moved to Haarlem last year. Draft a birthday card for her.",
     );
     let got = w.received();
     assert_eq!(got.len(), 1, "the task went to the cloud");
