@@ -412,46 +412,74 @@ impl Scanner {
         }
         let mut kept = resolve(text, cands, self.threshold, &self.user);
         // NER costs milliseconds: run it only on the sentences the rules have not already kept
-        // local and that hold a name in doubt (`undecided_runs`), judged on what survived
-        // resolution (an allow-listed or out-scored term does not count). The runs are read in
-        // one call, blank-line separated, since each call has a fixed cost (~4 ms). A run
-        // that repeats an earlier one word for word (a quoted reply, a form's repeated lines)
-        // is read once and its findings placed at each copy: reading it again costs as much
-        // and tells nothing new, and the model reads a sentence repeated verbatim worse
-        // ("Tom's train ..." twice: no name found in either).
+        // local and that hold a name in doubt (`undecided_sentences`), judged on what survived
+        // resolution (an allow-listed or out-scored term does not count). Consecutive sentences
+        // are read together as runs, and the runs in one call, blank-line separated, since each
+        // call has a fixed cost (~4 ms). A sentence that repeats an earlier one word for word (a
+        // quoted reply, a form's or a letter's repeated lines) is read once and its findings
+        // placed at each copy: reading it again costs as much and tells nothing new, and the
+        // model reads text repeated verbatim worse ("Ella Snider" on two lines of one block:
+        // neither found; "Tom's train ..." twice: no name found in either). Repeats are
+        // judged per sentence, not per run: a run holding its own repeat is still read once.
         let mut ner_ran = false;
         if let Some(ner) = ner {
             if provenance != Provenance::SensitiveSource {
                 let mut cands = Vec::new();
+                // Runs of consecutive sentences to read, each sentence with its index in
+                // `read` (sentences without letters are read as context, never keyed).
+                let mut runs: Vec<Vec<(usize, usize, Option<usize>)>> = Vec::new();
+                let mut first: FxHashMap<&str, usize> = FxHashMap::default();
+                // Per sentence read: where it lies in `joined`; where in `text` its copies start.
+                let mut read: Vec<(usize, usize)> = Vec::new();
+                let mut copies: Vec<Vec<usize>> = Vec::new();
+                let mut run_end = None;
+                for (s, e) in undecided_sentences(text, &kept, self.threshold) {
+                    let key = text[s..e].trim_end();
+                    let keyed = key.chars().any(char::is_alphabetic);
+                    if keyed {
+                        if let Some(&i) = first.get(key) {
+                            copies[i].push(s);
+                            run_end = None; // what follows a copy starts a run of its own
+                            continue;
+                        }
+                    }
+                    let slot = keyed.then(|| {
+                        first.insert(key, read.len());
+                        read.push((0, 0));
+                        copies.push(Vec::new());
+                        read.len() - 1
+                    });
+                    match runs.last_mut() {
+                        Some(run) if run_end == Some(s) => run.push((s, e, slot)),
+                        _ => runs.push(vec![(s, e, slot)]),
+                    }
+                    run_end = Some(e);
+                }
                 // (start in `joined`, end in `joined`, start in `text`, reads as code)
                 let mut segments: Vec<(usize, usize, usize, CodeLike)> = Vec::new();
-                // Each run's text and its segment; per segment, where in `text` its copies start.
-                let mut first: FxHashMap<&str, usize> = FxHashMap::default();
-                let mut copies: Vec<Vec<usize>> = Vec::new();
                 let mut joined = String::new();
-                for (s, e) in undecided_runs(text, &kept, self.threshold) {
+                for run in &runs {
+                    if run.iter().all(|&(_, _, slot)| slot.is_none()) {
+                        continue; // nothing with a letter: no name to find
+                    }
+                    let (s, e) = (run[0].0, run[run.len() - 1].1);
                     let piece = &text[s..e];
-                    if !piece.chars().any(char::is_alphabetic) {
-                        continue;
-                    }
-                    if let Some(&i) = first.get(piece.trim_end()) {
-                        copies[i].push(s);
-                        continue;
-                    }
                     tracing::trace!(piece, "names model reads");
-                    first.insert(piece.trim_end(), segments.len());
-                    copies.push(Vec::new());
                     if !joined.is_empty() {
                         joined.push_str("\n\n");
                     }
-                    segments.push((
-                        joined.len(),
-                        joined.len() + piece.len(),
-                        s,
-                        code_like_text(piece),
-                    ));
+                    let js = joined.len();
+                    for &(a, b, slot) in run {
+                        if let Some(i) = slot {
+                            read[i] = (js + a - s, js + a - s + text[a..b].trim_end().len());
+                        }
+                    }
+                    segments.push((js, js + piece.len(), s, code_like_text(piece)));
                     joined.push_str(piece);
                 }
+                // Sentences read, in `joined` order, with their index in `read`.
+                let mut order: Vec<usize> = (0..read.len()).filter(|&i| read[i].1 > 0).collect();
+                order.sort_unstable_by_key(|&i| read[i].0);
                 let mut found = Vec::new();
                 if !segments.is_empty() {
                     ner.find(&joined, &mut found);
@@ -471,15 +499,37 @@ impl Scanner {
                     if c.start < js || end <= c.start {
                         continue;
                     }
-                    for &at in std::iter::once(&s).chain(&copies[i]) {
-                        placed.push((
-                            Candidate {
-                                start: c.start - js + at,
-                                end: end - js + at,
-                                ..c.clone()
-                            },
-                            code_text,
-                        ));
+                    placed.push((
+                        Candidate {
+                            start: c.start - js + s,
+                            end: end - js + s,
+                            ..c.clone()
+                        },
+                        code_text,
+                    ));
+                    // A finding that starts in a sentence that repeats is found at each copy
+                    // whose text reads the same to the finding's end (a name can run on into
+                    // the next sentence, "Ella H." then "Snider", when that repeats too).
+                    let k = order.partition_point(|&i| read[i].0 <= c.start);
+                    let Some(&i) = k.checked_sub(1).and_then(|k| order.get(k)) else {
+                        continue;
+                    };
+                    let rs = read[i].0;
+                    let Some(found) = joined.get(c.start..end) else {
+                        continue;
+                    };
+                    for &at in &copies[i] {
+                        let (a, b) = (c.start - rs + at, end - rs + at);
+                        if text.get(a..b) == Some(found) {
+                            placed.push((
+                                Candidate {
+                                    start: a,
+                                    end: b,
+                                    ..c.clone()
+                                },
+                                code_text,
+                            ));
+                        }
                     }
                 }
                 for (c, code_text) in placed {
@@ -568,12 +618,12 @@ impl Scanner {
     }
 }
 
-/// Byte ranges of runs of consecutive sentences the NER model has something to decide in: no
+/// Byte ranges of the sentences the NER model has something to decide in, in order: no
 /// content finding (those sentences are `local_only` already), and a name or address in doubt
 /// (`person::names_in_doubt`: a sentence of everyday words holds none), or short and wholly
 /// within `NER_CONTEXT` bytes of one that does, as the model's context (an address's "Apt. 050"
 /// line between its street and its town; a whole sentence of prose carries its own).
-fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize, usize)> {
+fn undecided_sentences(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize, usize)> {
     let mut content: Vec<(usize, usize)> = cands
         .iter()
         .filter(|c| c.score >= threshold && is_content(c.label))
@@ -603,7 +653,7 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
             })
         })
         .collect();
-    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut out: Vec<(usize, usize)> = Vec::new();
     let (mut k, mut d) = (0, 0);
     for &(s, e) in &bounds {
         while k < content.len() && content[k].1 <= s {
@@ -627,12 +677,9 @@ fn undecided_runs(text: &str, cands: &[Candidate], threshold: f32) -> Vec<(usize
         if local || !near_doubt {
             continue;
         }
-        match runs.last_mut() {
-            Some(last) if last.1 == s => last.1 = e,
-            _ => runs.push((s, e)),
-        }
+        out.push((s, e));
     }
-    runs
+    out
 }
 
 /// A content term's score in a personal request (as with a personal word beside it).
@@ -1158,6 +1205,56 @@ mod tests {
             .map(|(b, _)| text[..b].chars().count())
             .collect();
         assert_eq!(found, at);
+    }
+
+    /// A sentence repeated inside one run (a letter's addressee line, quoted twice) is read
+    /// once, and the model's finding is placed at the copy too. Mutation-checked: with repeats
+    /// judged per run, the block is read whole and the copy's name found only by the double.
+    #[test]
+    fn a_sentence_repeated_inside_a_run_is_read_once() {
+        if words::CommonWords::system().is_none_or(|w| !w.has_list()) {
+            eprintln!("skipped: no system word list");
+            return;
+        }
+        let text = ">Ella H. Snider\n>Otc Markets\n>Ella H. Snider\n>228 Ringvej 144\n>Apt. 902\n";
+        let reads = Arc::new(Reads(Default::default()));
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(reads.clone());
+        scanner.scan(text);
+        let seen = reads.0.lock().unwrap().concat();
+        assert_eq!(seen.matches("Snider").count(), 1, "{seen}");
+        assert!(seen.contains("Ringvej"), "{seen}");
+        // A double that finds the name only where it stands first in what it reads.
+        struct FirstOnly;
+        impl Recognizer for FirstOnly {
+            fn name(&self) -> &'static str {
+                "ner"
+            }
+            fn find(&self, text: &str, out: &mut Vec<Candidate>) {
+                if let Some(at) = text.find("Ella H. Snider") {
+                    out.push(Candidate {
+                        start: at,
+                        end: at + "Ella H. Snider".len(),
+                        label: "PERSON",
+                        tier: Tier::QuasiIdentifier,
+                        score: 0.9,
+                        detector: "ner",
+                    });
+                }
+            }
+        }
+        let scanner = Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(Arc::new(FirstOnly));
+        let names: Vec<usize> = scanner
+            .scan(text)
+            .spans
+            .iter()
+            .filter(|s| s.label == "PERSON")
+            .map(|s| s.start)
+            .collect();
+        assert_eq!(names, [1, 30]);
     }
 
     /// A known town right after a word of place is a place even where the model reads it as a

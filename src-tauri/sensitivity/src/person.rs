@@ -338,6 +338,13 @@ pub(crate) fn model_name_parts(text: &str, s: usize, e: usize) -> Vec<(usize, us
     for w in span.split_whitespace() {
         let ws = s + at + span[at..].find(w).unwrap_or(0);
         let we = ws + w.len();
+        // A line end ends a name: the model runs an addressee on into the company line below
+        // ("Tzigane Lantos\nFritz-Armstrong"). A name wrapped in a paragraph is then two
+        // findings, each still masked.
+        if text[s + at..ws].contains('\n') {
+            broke = true;
+            parts.extend(part.take());
+        }
         at = we - s;
         if breaker(w) {
             broke = true;
@@ -791,6 +798,12 @@ mod tests {
         assert_eq!(
             parts("with benjamin a seiler", "benjamin a seiler"),
             ["benjamin a seiler"]
+        );
+        // A line end ends a name: an addressee and the company line below are two findings.
+        let t = "Tzigane Lantos\nFritz-Armstrong\n";
+        assert_eq!(
+            parts(t, "Tzigane Lantos\nFritz-Armstrong"),
+            ["Tzigane Lantos", "Fritz-Armstrong"]
         );
     }
 }

@@ -321,6 +321,23 @@ fn a_town_after_a_word_of_place_still_leaves_only_as_a_placeholder() {
     w.assert_never_sent(&["Maria", "Keller", "Haarlem"]);
 }
 
+/// A quoted address block that repeats its addressee line word for word: the names model is
+/// read once on the repeated line and its finding placed at both copies, so no part of the
+/// name leaves. Real binary, names model on, recording loopback. Mutation-checked: with
+/// repeats judged per run (the block read whole, as before), "Snider" is sent.
+#[test]
+fn a_quoted_addressee_repeated_word_for_word_leaves_in_no_part() {
+    let w = World::new();
+    w.ask_with_names_model(
+        ">Ella H. Snider\n>Otc Markets\n>Ella H. Snider\n>228 Ringvej 144\n>Apt. 902\n\
+         >Qaqortoq\n>Greenlander 96817\nFormat this address for an envelope.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 1, "the task went to the cloud");
+    assert!(got[0].contains("for an envelope"), "{}", got[0]);
+    w.assert_never_sent(&["Ella", "Snider", "Ringvej", "Qaqortoq"]);
+}
+
 /// Names written with full stops leave in no part (initials, a dotted acronym, a cited author),
 /// an organisation keeps only its kind, and a curl credential leaves in no part. Real binary,
 /// recording loopback. Mutation-checked: with the dotted-name candidates off, "K.F.C." is sent;
