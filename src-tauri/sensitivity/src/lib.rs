@@ -429,23 +429,28 @@ impl Scanner {
                 // `read` (sentences without letters are read as context, never keyed).
                 let mut runs: Vec<Vec<(usize, usize, Option<usize>)>> = Vec::new();
                 let mut first: FxHashMap<&str, usize> = FxHashMap::default();
-                // Per sentence read: where it lies in `joined`; where in `text` its copies start.
+                // Per sentence read: where its body lies in `joined`; where in `text` the bodies
+                // of its copies start.
                 let mut read: Vec<(usize, usize)> = Vec::new();
                 let mut copies: Vec<Vec<usize>> = Vec::new();
                 let mut run_end = None;
                 for (s, e) in undecided_sentences(text, &kept, self.threshold) {
-                    let key = text[s..e].trim_end();
+                    // A mail quote's markers ("> ", ">> ") are no part of what repeats: a
+                    // quoted line and the line it quotes are one sentence.
+                    let quoted = text[s..e].trim_start_matches(['>', ' ', '\t']);
+                    let body = e - quoted.len();
+                    let key = quoted.trim_end();
                     let keyed = key.chars().any(char::is_alphabetic);
                     if keyed {
                         if let Some(&i) = first.get(key) {
-                            copies[i].push(s);
+                            copies[i].push(body);
                             run_end = None; // what follows a copy starts a run of its own
                             continue;
                         }
                     }
                     let slot = keyed.then(|| {
                         first.insert(key, read.len());
-                        read.push((0, 0));
+                        read.push((body, key.len()));
                         copies.push(Vec::new());
                         read.len() - 1
                     });
@@ -469,16 +474,18 @@ impl Scanner {
                         joined.push_str("\n\n");
                     }
                     let js = joined.len();
-                    for &(a, b, slot) in run {
+                    for &(_, _, slot) in run {
                         if let Some(i) = slot {
-                            read[i] = (js + a - s, js + a - s + text[a..b].trim_end().len());
+                            // (`read[i]` held the sentence's body in `text` and its length.)
+                            let (body, len) = read[i];
+                            read[i] = (js + body - s, js + body - s + len);
                         }
                     }
                     segments.push((js, js + piece.len(), s, code_like_text(piece)));
                     joined.push_str(piece);
                 }
                 // Sentences read, in `joined` order, with their index in `read`.
-                let mut order: Vec<usize> = (0..read.len()).filter(|&i| read[i].1 > 0).collect();
+                let mut order: Vec<usize> = (0..read.len()).collect();
                 order.sort_unstable_by_key(|&i| read[i].0);
                 let mut found = Vec::new();
                 if !segments.is_empty() {
@@ -1207,9 +1214,11 @@ mod tests {
         assert_eq!(found, at);
     }
 
-    /// A sentence repeated inside one run (a letter's addressee line, quoted twice) is read
-    /// once, and the model's finding is placed at the copy too. Mutation-checked: with repeats
-    /// judged per run, the block is read whole and the copy's name found only by the double.
+    /// A sentence repeated inside one run (a letter's addressee line, quoted twice), or quoted
+    /// in a reply, is read once, and the model's finding is placed at the copy too.
+    /// Mutation-checked: with repeats judged per run, the block is read whole and the copy's
+    /// name is not found; with the quote markers part of the sentence, the quoted line is read
+    /// again.
     #[test]
     fn a_sentence_repeated_inside_a_run_is_read_once() {
         if words::CommonWords::system().is_none_or(|w| !w.has_list()) {
@@ -1255,6 +1264,23 @@ mod tests {
             .map(|s| s.start)
             .collect();
         assert_eq!(names, [1, 30]);
+        // A quoted line is the line it quotes: read once, found at both.
+        let text = "Ella H. Snider called twice.\n\n> Ella H. Snider called twice.\n";
+        reads.0.lock().unwrap().clear();
+        Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(reads.clone())
+            .scan(text);
+        let seen = reads.0.lock().unwrap().concat();
+        assert_eq!(seen.matches("Snider").count(), 1, "{seen}");
+        let names: Vec<usize> = scanner
+            .scan(text)
+            .spans
+            .iter()
+            .filter(|s| s.label == "PERSON")
+            .map(|s| s.start)
+            .collect();
+        assert_eq!(names, [0, 32]);
     }
 
     /// A known town right after a word of place is a place even where the model reads it as a
