@@ -1153,6 +1153,30 @@ mod tests {
         }
     }
 
+    /// Everything the names model is asked to read while `text` is scanned.
+    fn model_reads(text: &str) -> String {
+        let reads = Arc::new(Reads(Default::default()));
+        Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(reads.clone())
+            .scan(text);
+        let seen = reads.0.lock().unwrap().concat();
+        seen
+    }
+
+    /// Where the PERSON spans `ner` leads to start (in characters).
+    fn person_starts(ner: Arc<dyn Recognizer>, text: &str) -> Vec<usize> {
+        Scanner::rules_only(&UserRules::default())
+            .unwrap()
+            .with_ner(ner)
+            .scan(text)
+            .spans
+            .iter()
+            .filter(|s| s.label == "PERSON")
+            .map(|s| s.start)
+            .collect()
+    }
+
     /// A names model that calls every listed word a name, wherever it stands.
     struct Calls(&'static [&'static str]);
     impl Recognizer for Calls {
@@ -1189,24 +1213,10 @@ mod tests {
             "We met Maria at six. {everyday}We met Maria at six. {everyday}We met Maria at \
              seven. {everyday}"
         );
-        let reads = Arc::new(Reads(Default::default()));
-        let scanner = Scanner::rules_only(&UserRules::default())
-            .unwrap()
-            .with_ner(reads.clone());
-        scanner.scan(&text);
-        let seen = reads.0.lock().unwrap().concat();
+        let seen = model_reads(&text);
         assert_eq!(seen.matches("We met Maria at six.").count(), 1, "{seen}");
         assert_eq!(seen.matches("We met Maria at seven.").count(), 1, "{seen}");
-        let scanner = Scanner::rules_only(&UserRules::default())
-            .unwrap()
-            .with_ner(Arc::new(Calls(&["Maria"])));
-        let found: Vec<usize> = scanner
-            .scan(&text)
-            .spans
-            .iter()
-            .filter(|s| s.label == "PERSON")
-            .map(|s| s.start)
-            .collect();
+        let found = person_starts(Arc::new(Calls(&["Maria"])), &text);
         let at: Vec<usize> = text
             .match_indices("Maria")
             .map(|(b, _)| text[..b].chars().count())
@@ -1226,12 +1236,7 @@ mod tests {
             return;
         }
         let text = ">Ella H. Snider\n>Otc Markets\n>Ella H. Snider\n>228 Ringvej 144\n>Apt. 902\n";
-        let reads = Arc::new(Reads(Default::default()));
-        let scanner = Scanner::rules_only(&UserRules::default())
-            .unwrap()
-            .with_ner(reads.clone());
-        scanner.scan(text);
-        let seen = reads.0.lock().unwrap().concat();
+        let seen = model_reads(text);
         assert_eq!(seen.matches("Snider").count(), 1, "{seen}");
         assert!(seen.contains("Ringvej"), "{seen}");
         // A double that finds the name only where it stands first in what it reads.
@@ -1253,34 +1258,12 @@ mod tests {
                 }
             }
         }
-        let scanner = Scanner::rules_only(&UserRules::default())
-            .unwrap()
-            .with_ner(Arc::new(FirstOnly));
-        let names: Vec<usize> = scanner
-            .scan(text)
-            .spans
-            .iter()
-            .filter(|s| s.label == "PERSON")
-            .map(|s| s.start)
-            .collect();
-        assert_eq!(names, [1, 30]);
+        assert_eq!(person_starts(Arc::new(FirstOnly), text), [1, 30]);
         // A quoted line is the line it quotes: read once, found at both.
         let text = "Ella H. Snider called twice.\n\n> Ella H. Snider called twice.\n";
-        reads.0.lock().unwrap().clear();
-        Scanner::rules_only(&UserRules::default())
-            .unwrap()
-            .with_ner(reads.clone())
-            .scan(text);
-        let seen = reads.0.lock().unwrap().concat();
+        let seen = model_reads(text);
         assert_eq!(seen.matches("Snider").count(), 1, "{seen}");
-        let names: Vec<usize> = scanner
-            .scan(text)
-            .spans
-            .iter()
-            .filter(|s| s.label == "PERSON")
-            .map(|s| s.start)
-            .collect();
-        assert_eq!(names, [0, 32]);
+        assert_eq!(person_starts(Arc::new(FirstOnly), text), [0, 32]);
     }
 
     /// A known town right after a word of place is a place even where the model reads it as a
