@@ -40,7 +40,7 @@ serve() { # label, extra server args...
   done
   echo "llama-server ($label) did not start" >&2; kill "$PID"; exit 1
 }
-ask() { # label, round
+ask() { # label
   python3 - "$PORT" "$GEN" >> "$OUT/$1.jsonl" <<'PY'
 import json, sys, urllib.request
 port, gen = sys.argv[1], int(sys.argv[2])
@@ -61,10 +61,10 @@ for kind, p in prompts.items():
 PY
 }
 for r in $(seq "$ROUNDS"); do
-  serve plain; ask plain "$r"; kill "$PID"; wait "$PID" 2>/dev/null || true
+  serve plain; ask plain; kill "$PID"; wait "$PID" 2>/dev/null || true
   for g in "${GAMMAS[@]}"; do
     serve "spec$g" --spec-type draft-simple -md "$SMALL" --spec-draft-n-max "$g" --spec-draft-n-min 0 -td "$THREADS"
-    ask "spec$g" "$r"; kill "$PID"; wait "$PID" 2>/dev/null || true
+    ask "spec$g"; kill "$PID"; wait "$PID" 2>/dev/null || true
   done
   echo "round $r done" >&2
 done
