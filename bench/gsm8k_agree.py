@@ -7,7 +7,9 @@ begun with a code fence, greedy; the programs' arithmetic evaluated by a restric
 Reports agreement of the words and the first program, and two of the three. One JSON line a row.
 Usage: llama-server -m QWEN_1.5B.gguf -t 2 --port 8099 & python3 bench/gsm8k_agree.py N OUT.jsonl [SKIP]
        (SKIP: leave out the first SKIP rows by id hash, e.g. rows the rules were read on)
-       python3 bench/gsm8k_agree.py --report OUT.jsonl"""
+       python3 bench/gsm8k_agree.py --report OUT.jsonl
+       (GSM8K_WORDS_MAX=N: the words answer's token limit, default 384; GSM8K_WORDS_LIMIT=N with
+       --report: replay a lower limit on a run made with a higher one)"""
 import ast, hashlib, json, math, operator, os, re, sys, time, urllib.request
 
 URL = "http://127.0.0.1:8099"
@@ -19,6 +21,13 @@ POT = ("Question: {q}\n\nWrite a short Python program that computes the answer, 
 POT2 = ("Question: {q}\n\nAnswer the question with a Python program. First assign each number given "
         "in the question to a variable with a descriptive name, then compute the result step by "
         "step and assign it to `answer`.\n\n```python\n")
+
+
+# The words answer's token limit (Tandem asks for at least 384). A study run with a higher limit
+# also reports the lower one: greedy decoding writes the same first tokens, so a words answer
+# longer than `GSM8K_WORDS_LIMIT` tokens counts as cut off there (`--report` with that set).
+WORDS_MAX = int(os.environ.get("GSM8K_WORDS_MAX", "384"))
+WORDS_LIMIT = int(os.environ["GSM8K_WORDS_LIMIT"]) if os.environ.get("GSM8K_WORDS_LIMIT") else None
 
 
 def post(path, body):
@@ -130,9 +139,10 @@ def run(n, out_path, skip=0):
         t = time.time()
         c = post("/v1/chat/completions", {"messages": [{"role": "system", "content": WORKED_SYSTEM},
                                                        {"role": "user", "content": q}],
-                                          "max_tokens": 384, "temperature": 0})
+                                          "max_tokens": WORDS_MAX, "temperature": 0})
         words = c["choices"][0]["message"]["content"]
         cut = c["choices"][0].get("finish_reason") == "length"
+        words_tokens = c.get("usage", {}).get("completion_tokens")
         tw = time.time() - t
         t = time.time()
         p = post("/completion", {"prompt": POT.format(q=q), "n_predict": 256, "temperature": 0,
@@ -149,6 +159,7 @@ def run(n, out_path, skip=0):
                               "words": a_words, "program": a_prog,
                               "words_ok": same(a_words, gold), "program_ok": same(a_prog, gold),
                               "agree": same(a_words, a_prog), "words_cut": cut,
+                              "words_tokens": words_tokens, "words_max": WORDS_MAX,
                               "s_words": round(tw, 1),
                               "s_program": round(tp, 1), "text": words, "code": code,
                               "code2": p2["content"]}) + "\n")
@@ -158,6 +169,8 @@ def run(n, out_path, skip=0):
 def report(path):
     rows = [json.loads(l) for l in open(path)]
     for r in rows:  # re-read each program with the evaluator as it stands
+        if WORDS_LIMIT is not None and (r.get("words_tokens") or 0) > WORDS_LIMIT:
+            r["words_cut"], r["words"], r["words_ok"] = True, None, False
         r["program"] = evaluate(r["code"])
         r["program_ok"] = same(r["program"], r["gold"])
         r["agree"] = same(r["words"], r["program"])
