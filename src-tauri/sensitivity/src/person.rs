@@ -135,9 +135,13 @@ impl NameListRecognizer {
         out: &mut Vec<Candidate>,
     ) -> usize {
         let b = text.as_bytes();
-        let Some(e) = cap_word(text, i) else {
+        let Some(word_end) = cap_word(text, i) else {
             return i + 1;
         };
+        // A possessive ("Kenji's train") is a name and its "'s": the name is the word without
+        // it, and no further part of the name follows.
+        let stem = possessive_stem(&text[i..word_end]);
+        let e = i + stem.len();
         if e - i < 3
             || !names.contains(&text[i..e])
             || glued(text, i, e)
@@ -149,10 +153,11 @@ impl NameListRecognizer {
         let mut end = e;
         let mut parts = 1;
         let mut j = e;
-        while parts < 4 && b.get(j) == Some(&b' ') {
+        while e == word_end && parts < 4 && b.get(j) == Some(&b' ') {
             let k = j + 1;
-            let Some(we) = cap_word(text, k) else { break };
-            let w = &text[k..we];
+            let Some(full) = cap_word(text, k) else { break };
+            let w = possessive_stem(&text[k..full]);
+            let we = k + w.len();
             let initial = w.chars().count() == 1;
             let initial_end = if initial && b.get(we) == Some(&b'.') {
                 we + 1
@@ -181,11 +186,15 @@ impl NameListRecognizer {
             end = we;
             parts += 1;
             j = we;
+            if we != full {
+                break; // a possessive ends the name
+            }
         }
         // A lone known name takes the capitalised word after it as its other half
         // ("Riku Andou", "Radka Dvořáčková"): names the list lacks follow names it has.
-        if parts == 1 && b.get(e) == Some(&b' ') {
-            if let Some(we) = cap_word(text, e + 1) {
+        if parts == 1 && e == word_end && b.get(e) == Some(&b' ') {
+            if let Some(full) = cap_word(text, e + 1) {
+                let we = e + 1 + possessive_stem(&text[e + 1..full]).len();
                 let everyday = dict.is_some_and(|d| d.knows(&text[e + 1..we]));
                 if we - (e + 1) > 1 && !glued(text, e + 1, we) && !everyday {
                     end = we;
@@ -254,7 +263,8 @@ pub(crate) fn names_in_doubt_beside(
         let upper = w.chars().next().is_some_and(char::is_uppercase);
         // (`w` is a slice of `sentence`, so its place is where its bytes lie.)
         let at = w.as_ptr() as usize - sentence.as_ptr() as usize;
-        if settled(at, at + w.len()) {
+        // (A possessive's name is settled by a finding on the name: "Kenji's".)
+        if settled(at, at + possessive_stem(w).len()) {
             first.get_or_insert(upper);
             continue;
         }
@@ -414,6 +424,16 @@ fn capitalised(w: &str) -> String {
 
 /// End of a capitalised word at `i` (letters, marks, inner `-'’`); `None` if it is not one or
 /// is all capitals (an acronym).
+/// `word` without a possessive ending ("Kenji's", "Kenji’s" → "Kenji"); `word` itself when it
+/// has none.
+fn possessive_stem(word: &str) -> &str {
+    ["'s", "’s"]
+        .iter()
+        .find_map(|p| word.strip_suffix(p))
+        .filter(|stem| !stem.is_empty())
+        .unwrap_or(word)
+}
+
 fn cap_word(text: &str, i: usize) -> Option<usize> {
     // Most words are ASCII: read bytes, and go by characters only at a byte past ASCII.
     let b = text.as_bytes();
@@ -675,6 +695,10 @@ mod tests {
             listed("Margaret S. Stouffer of Guidestar"),
             ["Margaret S. Stouffer"]
         );
+        // A possessive is the name without its "'s", and no other half follows it.
+        assert_eq!(listed("Kenji's train from Leeds"), ["Kenji"]);
+        assert_eq!(listed("Send Anneke’s Photos today"), ["Anneke"]);
+        assert_eq!(listed("Ask Priya Okafor's sister"), ["Priya Okafor"]);
         assert!(listed("The Davis, Reynolds and Williamson Orchestra").is_empty());
         assert!(listed("use x.Natasja or @Natasja or NATASJA or natasja").is_empty());
         // Names the dictionary knows as proper nouns are public figures or places: the list
