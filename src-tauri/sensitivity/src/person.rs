@@ -422,8 +422,6 @@ fn capitalised(w: &str) -> String {
         .unwrap_or_default()
 }
 
-/// End of a capitalised word at `i` (letters, marks, inner `-'’`); `None` if it is not one or
-/// is all capitals (an acronym).
 /// `word` without a possessive ending ("Kenji's", "Kenji’s" → "Kenji"); `word` itself when it
 /// has none.
 fn possessive_stem(word: &str) -> &str {
@@ -434,6 +432,8 @@ fn possessive_stem(word: &str) -> &str {
         .unwrap_or(word)
 }
 
+/// End of a capitalised word at `i` (letters, marks, inner `-'’`); `None` if it is not one or
+/// is all capitals (an acronym).
 fn cap_word(text: &str, i: usize) -> Option<usize> {
     // Most words are ASCII: read bytes, and go by characters only at a byte past ASCII.
     let b = text.as_bytes();
