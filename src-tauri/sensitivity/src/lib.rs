@@ -13,6 +13,7 @@
 mod bytescan;
 mod checksum;
 mod entities;
+mod figures;
 mod ids;
 pub mod labels;
 mod layout;

@@ -39,6 +39,24 @@ fn name_list() -> &'static FxHashSet<&'static str> {
     })
 }
 
+/// Whether `word` is a known given or family name: on the name list (`data/names.txt`:
+/// "Okafor", "Sophie") or a given name that is also an everyday word (`data/word_names.txt`:
+/// "Maria", "Mark").
+pub(crate) fn listed_name(word: &str) -> bool {
+    static WORDS: OnceLock<FxHashSet<String>> = OnceLock::new();
+    name_list().contains(word)
+        || WORDS
+            .get_or_init(|| {
+                include_str!("data/word_names.txt")
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_lowercase)
+                    .collect()
+            })
+            .contains(&word.to_lowercase())
+}
+
 /// Towns whose one-word name settles a capitalised word after a word of place ("from Leeds"):
 /// `data/places.txt` (towns of 100,000 people or more, less English words and the name list's
 /// names). Countries are left out: many name people too ("Jordan", "Georgia", "Kenya"), and

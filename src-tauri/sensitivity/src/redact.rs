@@ -233,13 +233,15 @@ pub fn decide_report(
 ) -> Decision {
     let frags = fragments(text, report, provenance);
     // An exam question keeps the public names, ages and dates it asks about
-    // (`exam_public_spans`); everything else the scanner found is masked as anywhere.
-    let exam_public = if personal || !exam_question(text) {
+    // (`exam_public_spans`), and a text that is not the user's own the famous people it names
+    // (`figure_spans`); everything else the scanner found is masked as anywhere.
+    let exam = exam_question(text);
+    let public = if personal || (!exam && reads_personal(text)) {
         None
     } else {
-        exam_public_spans(text, report)
+        public_spans(text, report, exam)
     };
-    let (mask, reasons) = match &exam_public {
+    let (mask, reasons) = match &public {
         Some(public) if public.iter().any(|&p| p) => {
             let mask = report.mask_flags_keeping(public);
             let told: Vec<Span> = report
@@ -251,15 +253,21 @@ pub fn decide_report(
                 .collect();
             let mut reasons = super::reasons_for(&told, report.verdict, provenance);
             reasons.retain(|r| r != super::NOTHING_FOUND);
-            reasons.push(format!(
-                "an exam question: {} public name(s), age(s) or date(s) in it are what it asks about and leave as written",
-                public.iter().filter(|&&p| p).count()
-            ));
+            let n = public.iter().filter(|&&p| p).count();
+            reasons.push(if exam {
+                format!("an exam question: {n} public name(s), age(s) or date(s) in it are what it asks about and leave as written")
+            } else {
+                format!("{n} well-known person's name(s) (public figures) leave as written: the text is not about you")
+            });
             (mask, reasons)
         }
         _ => (report.mask_flags(), report.reasons.clone()),
     };
-    let personal = personal || masks_entities(text, report);
+    // (A famous person's name kept above does not make the text personal.)
+    let personal = personal
+        || masks_entities_but(text, report, |i| {
+            public.as_ref().is_some_and(|p| p.get(i) == Some(&true))
+        });
     let known = if personal {
         super::entities::names_in(text)
     } else {
@@ -308,15 +316,18 @@ pub fn decide_report(
                 // dictionary knows (what it asks about: "Plovdiv", "Tehran"); a task on a
                 // named place or company ("an ad for moving from Belgium to Spain", "a plan
                 // for Rostelecom") loses them (PUPA counts such names as the user's context),
-                // and so does a name no dictionary knows ("Jeddah", "Point Nemo").
+                // and so does a name no dictionary knows ("Jeddah", "Point Nemo"). A person's
+                // name (a listed name and more: "Maria Keller") is kept only as a famous
+                // person's (`figures`, below), whatever the dictionary knows of its words.
                 let public = |w: &str| {
                     let parts: Vec<&str> = w
                         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
                         .filter(|p| !p.is_empty())
                         .collect();
+                    let person = parts.len() > 1 && super::person::listed_name(parts[0]);
                     // A single everyday word used as a name ("Rust", "Excel") names a thing;
                     // several ("Epic Systems", "Taco Bell") name a company.
-                    (world && parts.iter().any(|p| words.knows_name(p)))
+                    (world && !person && parts.iter().any(|p| words.knows_name(p)))
                         || (!parts.is_empty()
                             && parts.iter().all(|p| {
                                 public_term(p)
@@ -325,18 +336,25 @@ pub fn decide_report(
                 };
                 let mut found = super::entities::find(&piece, &[]);
                 // The user's employer, or the one they apply to, is theirs whatever its name
-                // says ("Why would you like to join Intuit?" leaves as "[COMPANY_1]").
+                // says ("Why would you like to join Intuit?" leaves as "[COMPANY_1]"). A famous
+                // person's name stays, as the scanner's finding on it did.
+                let figure = |a: usize, b: usize| super::figures::public_figure_at(&piece, a, b);
                 found.retain(|e| {
-                    e.label == "NAME"
-                        || (e.label == "ENTITY" && after_employer_cue(&piece, e.start, e.end))
-                        || !public(&piece[e.start..e.end])
+                    !figure(e.start, e.end)
+                        && (e.label == "NAME"
+                            || (e.label == "ENTITY" && after_employer_cue(&piece, e.start, e.end))
+                            || !public(&piece[e.start..e.end]))
                 });
                 add_found(&piece, found, &mut local);
                 let chars: Vec<char> = piece.chars().collect();
+                let bytes = char_to_byte(&piece);
                 let unknown: Vec<Span> = unknown_word_spans(&piece)
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|&(a, b)| !public(&chars[a..b].iter().collect::<String>()))
+                    .filter(|&(a, b)| {
+                        !public(&chars[a..b].iter().collect::<String>())
+                            && !figure(bytes[a], bytes[b])
+                    })
                     .map(|(a, b)| word_span(&chars, a, b))
                     .collect();
                 add_spans(unknown, &mut local);
@@ -373,11 +391,9 @@ pub fn decide_report(
 /// behind it: the scanner's, except that what an exam question keeps on purpose
 /// (`exam_public_spans`, the same rule the plan applied) does not count.
 pub fn leaving_verdict<'a>(text: &str, report: &'a ScanReport) -> (Verdict, Vec<&'a Span>) {
-    let public = if exam_question(text) {
-        exam_public_spans(text, report)
-    } else {
-        None
-    };
+    // (A famous person's name counts as public in any payload: the plan keeps one only in a
+    // text that is not the user's own, and a listed name identifies no private person.)
+    let public = public_spans(text, report, exam_question(text));
     let Some(public) = public.filter(|p| p.iter().any(|&k| k)) else {
         return (report.verdict, report.spans.iter().collect());
     };
@@ -390,6 +406,47 @@ pub fn leaving_verdict<'a>(text: &str, report: &'a ScanReport) -> (Verdict, Vec<
         .collect();
     let verdict = super::verdict_of(left.iter().map(|s| s.label.as_str()), Provenance::Content);
     (verdict, left)
+}
+
+/// Which of the scanner's findings leave as written: in an exam question `exam_public_spans`,
+/// and anywhere the names of famous people (`figure_spans`). `None` when none would.
+fn public_spans(text: &str, report: &ScanReport, exam: bool) -> Option<Vec<bool>> {
+    let figures = figure_spans(text, report);
+    let exam = if exam {
+        exam_public_spans(text, report)
+    } else {
+        None
+    };
+    let public: Vec<bool> = match exam {
+        Some(e) => e.iter().zip(&figures).map(|(&a, &b)| a || b).collect(),
+        None => figures,
+    };
+    public.iter().any(|&p| p).then_some(public)
+}
+
+/// Which of the scanner's findings are a famous person's name (`figures::public_figure_at`):
+/// "Sigmund Freud", "Marie Curie", not "Maria Keller" or "Phil Jones".
+fn figure_spans(text: &str, report: &ScanReport) -> Vec<bool> {
+    let bytes = char_to_byte(text);
+    report
+        .spans
+        .iter()
+        .map(|s| {
+            s.label == "PERSON"
+                && match (bytes.get(s.start), bytes.get(s.end)) {
+                    (Some(&a), Some(&b)) => super::figures::public_figure_at(text, a, b),
+                    _ => false,
+                }
+        })
+        .collect()
+}
+
+/// Byte offset of every char of `text`, and of its end.
+fn char_to_byte(text: &str) -> Vec<usize> {
+    text.char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(text.len()))
+        .collect()
 }
 
 /// Which of the scanner's findings in an exam question (`exam_question`) name public things
@@ -550,6 +607,11 @@ pub fn redact_report(
 /// scenario's "I") make it the user's own material. Policy private still masks everything
 /// (`decide`'s `personal`).
 pub fn masks_entities(text: &str, report: &ScanReport) -> bool {
+    masks_entities_but(text, report, |_| false)
+}
+
+/// `masks_entities`, with the findings `kept(i)` says leave as written not counted.
+fn masks_entities_but(text: &str, report: &ScanReport, kept: impl Fn(usize) -> bool) -> bool {
     if exam_question(text) {
         return false;
     }
@@ -557,7 +619,8 @@ pub fn masks_entities(text: &str, report: &ScanReport) -> bool {
         || report
             .spans
             .iter()
-            .any(|s| !super::is_context_only(&s.label) && !is_content(&s.label))
+            .enumerate()
+            .any(|(i, s)| !super::is_context_only(&s.label) && !is_content(&s.label) && !kept(i))
 }
 
 /// Whether a text is a short question about the world ("Which river flows through Plovdiv?",

@@ -303,6 +303,50 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
     w.assert_never_sent(&["Zak", "Scott"]);
 }
 
+/// With the names model on: a question about a famous person keeps the name, so the cloud can
+/// answer it, and the last-line check lets it pass; the same question about a private person, a
+/// common name that a famous person also bears, and a famous name in the user's own text leave
+/// only as placeholders. Real binary, recording loopback. Mutation-checked: without the plan's
+/// rule (`redact::public_spans` in `decide_report`) "Sigmund Freud" leaves as a placeholder;
+/// without it in `leaving_verdict` the last-line check blocks the question.
+#[test]
+fn a_famous_persons_name_stays_and_a_private_persons_does_not() {
+    let w = World::new();
+    w.ask_with_names_model("What did Sigmund Freud write about dreams?");
+    w.ask_with_names_model(
+        "Explain Albert Einstein's theory of special relativity in simple terms.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 2, "both questions went to the cloud");
+    assert!(
+        got[0].contains("What did Sigmund Freud write"),
+        "{}",
+        got[0]
+    );
+    assert!(
+        got[1].contains("Explain Albert Einstein's theory"),
+        "{}",
+        got[1]
+    );
+    w.ask_with_names_model("What did Maria Keller write about dreams?");
+    w.ask_with_names_model("Tell Phil Jones the shipment is late and ask him to call back.");
+    w.ask_with_names_model(
+        "My neighbour Albert Einstein keeps parking in my spot. Draft a polite note.",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 5, "every task went to the cloud");
+    assert!(got[2].contains("write about dreams"), "{}", got[2]);
+    assert!(got[4].contains("Draft a polite note"), "{}", got[4]);
+    for body in &got[2..] {
+        for gone in ["Maria", "Keller", "Phil", "Jones", "Einstein"] {
+            assert!(
+                !body.contains(gone),
+                "{gone:?} reached the provider: {body}"
+            );
+        }
+    }
+}
+
 /// With the names model on: a town after a word of place is read as no person (the model is
 /// not asked about it, and a finding of it as a name is dropped), yet in a personal text it
 /// still leaves only as a placeholder, and the person beside it as a person. Real binary,

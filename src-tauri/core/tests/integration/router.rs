@@ -375,8 +375,8 @@ fn gone_and_kept(s: &std::sync::Arc<Scanner>, cases: &[(&str, &[&str], &[&str])]
 
 /// A task about a named place, company or person loses the names (the cloud works on
 /// placeholders, restored on the device); a short question about the world keeps the names a
-/// dictionary knows and loses the ones it does not; names of technologies and an exam's terms
-/// stay, so the task stays answerable.
+/// dictionary knows and loses the ones it does not; names of technologies, famous people and
+/// an exam's terms stay, so the task stays answerable.
 #[test]
 fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
     let s = scanner();
@@ -403,6 +403,14 @@ fn a_task_loses_its_names_and_a_world_question_keeps_public_ones() {
         ),
         ("isnt it headquartered in jeddah ?", &["jeddah"], &["headquartered"]),
         ("Which river flows through Plovdiv?", &[], &["Plovdiv"]),
+        // A famous person's name stays (`figures`), a private one does not.
+        ("What did Sigmund Freud write about dreams?", &[], &["Sigmund Freud"]),
+        (
+            "Explain Albert Einstein's theory of special relativity in simple terms.",
+            &[],
+            &["Albert Einstein's theory"],
+        ),
+        ("What did Maria Keller write about dreams?", &["Maria", "Keller"], &["write about dreams"]),
         (
             "Write a Python script that parses RFC 3339 dates and explain how Kubernetes schedules it",
             &[],
