@@ -236,11 +236,20 @@ pub fn decide_report(
     // (`exam_public_spans`), and a text that is not the user's own the famous people it names
     // (`figure_spans`); everything else the scanner found is masked as anywhere.
     let exam = exam_question(text);
-    let public = if personal || (!exam && reads_personal(text)) {
+    let mut public = if personal || (!exam && reads_personal(text)) {
         None
     } else {
         public_spans(text, report, exam)
     };
+    // (A famous person's name kept above does not make the text personal; a text personal for
+    // another finding, "Nani is 8 years old", masks it like any other name.)
+    let personal = personal
+        || masks_entities_but(text, report, |i| {
+            public.as_ref().is_some_and(|p| p.get(i) == Some(&true))
+        });
+    if personal && !exam {
+        public = None;
+    }
     let (mask, reasons) = match &public {
         Some(public) if public.iter().any(|&p| p) => {
             let mask = report.mask_flags_keeping(public);
@@ -263,11 +272,6 @@ pub fn decide_report(
         }
         _ => (report.mask_flags(), report.reasons.clone()),
     };
-    // (A famous person's name kept above does not make the text personal.)
-    let personal = personal
-        || masks_entities_but(text, report, |i| {
-            public.as_ref().is_some_and(|p| p.get(i) == Some(&true))
-        });
     let known = if personal {
         super::entities::names_in(text)
     } else {

@@ -305,10 +305,11 @@ fn names_the_model_finds_leave_as_placeholders_and_the_words_around_them_stay() 
 
 /// With the names model on: a question about a famous person keeps the name, so the cloud can
 /// answer it, and the last-line check lets it pass; the same question about a private person, a
-/// common name that a famous person also bears, and a famous name in the user's own text leave
-/// only as placeholders. Real binary, recording loopback. Mutation-checked: without the plan's
-/// rule (`redact::public_spans` in `decide_report`) "Sigmund Freud" leaves as a placeholder;
-/// without it in `leaving_verdict` the last-line check blocks the question.
+/// common name that a famous person also bears, and a famous name in the user's own text or in a
+/// text personal for another finding leave only as placeholders. Real binary, recording
+/// loopback. Mutation-checked: without the plan's rule (`redact::public_spans` in
+/// `decide_report`) "Sigmund Freud" leaves as a placeholder; without it in `leaving_verdict` the
+/// last-line check blocks the question.
 #[test]
 fn a_famous_persons_name_stays_and_a_private_persons_does_not() {
     let w = World::new();
@@ -337,8 +338,17 @@ fn a_famous_persons_name_stays_and_a_private_persons_does_not() {
     assert_eq!(got.len(), 5, "every task went to the cloud");
     assert!(got[2].contains("write about dreams"), "{}", got[2]);
     assert!(got[4].contains("Draft a polite note"), "{}", got[4]);
+    // A text personal for another finding (an age) masks a famous name like any other, as a
+    // person: "Nani" is a footballer's. Mutation-checked: keeping it there, the entity pass
+    // masks it as "[ENTITY_1]" and its possessive apart.
+    w.ask_with_names_model(
+        "Nani is 8 years old. His brother is twice his age. Nani's sister is 25% younger than him. What is the total age of all three?",
+    );
+    let got = w.received();
+    assert_eq!(got.len(), 6, "every task went to the cloud");
+    assert!(got[5].contains("[PERSON_2]'s sister"), "{}", got[5]);
     for body in &got[2..] {
-        for gone in ["Maria", "Keller", "Phil", "Jones", "Einstein"] {
+        for gone in ["Maria", "Keller", "Phil", "Jones", "Einstein", "Nani"] {
             assert!(
                 !body.contains(gone),
                 "{gone:?} reached the provider: {body}"
