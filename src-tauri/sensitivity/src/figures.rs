@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 /// Most words of a name tried around a finding ("Johann Wolfgang von Goethe" has four).
 const MAX_WORDS: usize = 6;
+/// Bytes read on each side of a finding: more than `MAX_WORDS` words of a name.
+const CONTEXT: usize = 160;
 
 /// Listed names, each as its words joined by one space, full stops removed ("Susan B Anthony").
 fn figures() -> &'static FxHashSet<String> {
@@ -49,9 +51,24 @@ fn key<'a>(words: impl Iterator<Item = &'a str>) -> String {
 
 /// Whether bytes `start..end` of `text` lie within a listed famous person's name there.
 pub(crate) fn public_figure_at(text: &str, start: usize, end: usize) -> bool {
-    if start >= end || end > text.len() {
+    if start >= end
+        || end > text.len()
+        || !text.is_char_boundary(start)
+        || !text.is_char_boundary(end)
+    {
         return false;
     }
+    // Only the words near the finding matter (a name is at most `MAX_WORDS` words): the plan and
+    // the last-line check ask about every finding of a long text.
+    let mut from = start.saturating_sub(CONTEXT);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut to = (end + CONTEXT).min(text.len());
+    while !text.is_char_boundary(to) {
+        to += 1;
+    }
+    let (text, start, end) = (&text[from..to], start - from, end - from);
     // The words of the text (letters, digits and the marks names carry: "O'Neill", "Jean-Paul",
     // "B.", "Einstein's"), as byte ranges.
     let part = |c: char| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.');
@@ -169,6 +186,14 @@ mod tests {
         ));
         assert!(!public("Einstein,Okafor", "Einstein,Okafor"));
         assert!(!public("Anna Freud Novak", "Anna Freud Novak"));
+        // Only the words near a finding are read, on char boundaries, in a long text.
+        let long = format!(
+            "{}What did Sigmund Freud write? {}",
+            "é ".repeat(300),
+            "ü".repeat(300)
+        );
+        assert!(public(&long, "Sigmund Freud"));
+        assert!(public(&long, "Freud"));
     }
 
     #[test]

@@ -392,8 +392,8 @@ pub fn decide_report(
 }
 
 /// The verdict on a text about to leave (the egress door's last-line check) and the findings
-/// behind it: the scanner's, except that what an exam question keeps on purpose
-/// (`exam_public_spans`, the same rule the plan applied) does not count.
+/// behind it: the scanner's, except that what an exam question keeps on purpose and famous
+/// people's names (`public_spans`, the same rule the plan applied) do not count.
 pub fn leaving_verdict<'a>(text: &str, report: &'a ScanReport) -> (Verdict, Vec<&'a Span>) {
     // (A famous person's name counts as public in any payload: the plan keeps one only in a
     // text that is not the user's own, and a listed name identifies no private person.)
